@@ -1,0 +1,501 @@
+package filter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/quarry-rag/quarry/document"
+)
+
+// MarshalJSON prints the canonical JSON of a condition.
+func (c *Condition) MarshalJSON() ([]byte, error) { return marshal(c) }
+
+// MarshalJSON prints the canonical JSON of a group.
+func (g *Group) MarshalJSON() ([]byte, error) { return marshal(g) }
+
+// MarshalJSON prints the canonical JSON of a raw fragment.
+func (r *Raw) MarshalJSON() ([]byte, error) { return marshal(r) }
+
+func marshal(e Expr) ([]byte, error) {
+	if err := Check(e); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	writeExpr(&b, e)
+	return b.Bytes(), nil
+}
+
+// Format returns the canonical JSON of e (SEMANTICS §2): conditions as
+// {"operator","field","value"} in that key order, groups as
+// {"operator","conditions"}, single-child groups unwrapped, children in input
+// order, integers without a fraction and floats with one. A nil filter
+// formats as "null". e must be well formed (see Check).
+func Format(e Expr) (string, error) {
+	if isNil(e) {
+		return "null", nil
+	}
+	b, err := marshal(e)
+	return string(b), err
+}
+
+func writeExpr(b *bytes.Buffer, e Expr) {
+	switch x := e.(type) {
+	case *Condition:
+		b.WriteString(`{"operator":`)
+		writeString(b, string(x.Op))
+		b.WriteString(`,"field":`)
+		writeString(b, x.Field)
+		b.WriteString(`,"value":`)
+		writeValue(b, x.Value)
+		b.WriteByte('}')
+	case *Group:
+		if len(x.Conditions) == 1 {
+			writeExpr(b, x.Conditions[0])
+			return
+		}
+		b.WriteString(`{"operator":`)
+		writeString(b, string(x.Op))
+		b.WriteString(`,"conditions":[`)
+		for i, c := range x.Conditions {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeExpr(b, c)
+		}
+		b.WriteString("]}")
+	case *Raw:
+		b.WriteString(`{"operator":"raw","store":`)
+		writeString(b, x.Store)
+		b.WriteString(`,"fragment":`)
+		b.Write(x.Fragment)
+		b.WriteByte('}')
+	}
+}
+
+func writeValue(b *bytes.Buffer, v any) {
+	switch x := v.(type) {
+	case string:
+		writeString(b, x)
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case float64:
+		b.WriteString(formatFloat(x))
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeValue(b, e)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString("null")
+	}
+}
+
+// writeString writes s as a JSON string without HTML escaping, so "<" in a
+// value prints as itself.
+func writeString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	b.Truncate(b.Len() - 1)
+}
+
+// formatFloat prints like encoding/json and keeps a float recognisable as
+// one: 2025.0 prints as "2025.0", not "2025".
+func formatFloat(f float64) string {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	s := strconv.FormatFloat(f, format, -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+// ParseJSON parses the canonical JSON form. Keys may come in any order;
+// unknown keys and unknown operators are errors. The tree is normalised
+// (groups flattened, single-child groups unwrapped) and checked.
+func ParseJSON(s string) (Expr, error) {
+	v, err := decodeOrdered(s, SyntaxJSON)
+	if err != nil {
+		return nil, err
+	}
+	e, err := fromCanonical(v, "$")
+	if err != nil {
+		return nil, &SyntaxError{Syntax: SyntaxJSON, Msg: err.Error(), Err: asFilterError(err)}
+	}
+	if err := Check(e); err != nil {
+		return nil, &SyntaxError{Syntax: SyntaxJSON, Msg: trimPrefix(err), Err: err}
+	}
+	return e, nil
+}
+
+func asFilterError(err error) error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return nil
+}
+
+func trimPrefix(err error) string { return strings.TrimPrefix(err.Error(), "filter: ") }
+
+func fromCanonical(v any, path string) (Expr, error) {
+	obj, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s: a filter expression must be a JSON object, got %s", path, jsonTypeName(v))
+	}
+	opV, ok := obj.get("operator")
+	if !ok {
+		return nil, fmt.Errorf("%s: missing \"operator\"", path)
+	}
+	opS, ok := opV.(string)
+	if !ok {
+		return nil, fmt.Errorf("%s: \"operator\" must be a string", path)
+	}
+	op := Op(opS)
+	switch {
+	case op == OpAnd || op == OpOr:
+		if err := obj.only(path, "operator", "conditions"); err != nil {
+			return nil, err
+		}
+		cv, ok := obj.get("conditions")
+		if !ok {
+			return nil, fmt.Errorf("%s: %s group needs \"conditions\"", path, op)
+		}
+		list, ok := cv.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: \"conditions\" must be an array", path)
+		}
+		if len(list) == 0 {
+			return nil, errorf("", op, ReasonEmptyGroup, "%s: an %s group requires at least one condition", path, op)
+		}
+		children := make([]Expr, len(list))
+		for i, c := range list {
+			e, err := fromCanonical(c, fmt.Sprintf("%s.conditions[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			children[i] = e
+		}
+		return group(op, children), nil
+	case op == OpRaw:
+		if err := obj.only(path, "operator", "store", "fragment"); err != nil {
+			return nil, err
+		}
+		store, _ := obj.get("store")
+		ss, ok := store.(string)
+		if !ok || ss == "" {
+			return nil, fmt.Errorf("%s: raw fragment needs a non-empty \"store\"", path)
+		}
+		frag, ok := obj.get("fragment")
+		if !ok {
+			return nil, fmt.Errorf("%s: raw fragment needs a \"fragment\"", path)
+		}
+		return &Raw{Store: ss, Fragment: marshalOrdered(frag)}, nil
+	case op.isCondition():
+		if err := obj.only(path, "operator", "field", "value"); err != nil {
+			return nil, err
+		}
+		fv, _ := obj.get("field")
+		field, ok := fv.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s condition needs a string \"field\"", path, op)
+		}
+		val, ok := obj.get("value")
+		if !ok {
+			return nil, errorf(field, op, ReasonNull, "%s: %s condition on %q needs a \"value\"", path, op, field)
+		}
+		return cond(op, field, plain(val)), nil
+	}
+	return nil, errorf("", op, ReasonUnknownOperator, "%s: unsupported filter expression: operator %q", path, opS)
+}
+
+// Parse reads a filter in any of the three syntaxes: JSON when the input
+// starts with "{" (canonical when its top-level object has an "operator" key
+// naming a filter operator, short otherwise), the text form otherwise. Blank
+// input is "no filter" (nil, nil).
+func Parse(s string) (Expr, error) {
+	t := strings.TrimSpace(s)
+	if t == "" || t == "null" {
+		return nil, nil
+	}
+	if t[0] != '{' {
+		return ParseText(s)
+	}
+	v, err := decodeOrdered(t, SyntaxJSON)
+	if err != nil {
+		return nil, err
+	}
+	if obj, ok := v.(*object); ok && obj.isCanonical() {
+		return ParseJSON(t)
+	}
+	return ParseShort(t)
+}
+
+// object is a JSON object that keeps its keys in document order, which the
+// short syntax needs (keys at one level AND together in that order).
+type object struct {
+	keys []string
+	vals []any
+}
+
+func (o *object) get(k string) (any, bool) {
+	for i, key := range o.keys {
+		if key == k {
+			return o.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+func (o *object) only(path string, allowed ...string) error {
+outer:
+	for _, k := range o.keys {
+		for _, a := range allowed {
+			if k == a {
+				continue outer
+			}
+		}
+		return fmt.Errorf("%s: unknown key %q (expected %s)", path, k, strings.Join(allowed, ", "))
+	}
+	return nil
+}
+
+// isCanonical tells a canonical expression from a short-form object whose
+// field happens to be called "operator": canonical objects carry only
+// canonical keys and name a filter operator.
+func (o *object) isCanonical() bool {
+	v, ok := o.get("operator")
+	if !ok {
+		return false
+	}
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	for _, k := range o.keys {
+		switch k {
+		case "operator", "field", "value", "conditions", "store", "fragment":
+		default:
+			return false
+		}
+	}
+	op := Op(s)
+	if op.isCondition() || op == OpAnd || op == OpOr || op == OpRaw {
+		return true
+	}
+	// An unknown operator with canonical keys is a canonical expression
+	// with a bad operator, reported as such.
+	return len(o.keys) > 1 || !isShortOperator(s)
+}
+
+func isShortOperator(s string) bool { return strings.HasPrefix(s, "$") }
+
+// decodeOrdered decodes JSON keeping object key order and number literals.
+func decodeOrdered(s string, syn Syntax) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	v, err := decodeValue(dec, 0)
+	if err != nil {
+		return nil, jsonSyntaxError(s, syn, dec, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		off := int(dec.InputOffset())
+		return nil, &SyntaxError{Syntax: syn, Offset: off, Column: column(s, off), Msg: "unexpected data after the filter"}
+	}
+	return v, nil
+}
+
+func jsonSyntaxError(s string, syn Syntax, dec *json.Decoder, err error) error {
+	var se *json.SyntaxError
+	off := int(dec.InputOffset())
+	if errors.As(err, &se) {
+		off = int(se.Offset)
+	}
+	msg := err.Error()
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "unexpected end of input"
+		off = len(s)
+	}
+	return &SyntaxError{Syntax: syn, Offset: off, Column: column(s, off), Msg: "invalid JSON: " + msg}
+}
+
+const maxNesting = 100
+
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxNesting {
+		return nil, fmt.Errorf("filter nests deeper than %d levels", maxNesting)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &object{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("object key is not a string")
+				}
+				for _, existing := range o.keys {
+					if existing == k {
+						return nil, fmt.Errorf("duplicate key %q", k)
+					}
+				}
+				v, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				o.keys = append(o.keys, k)
+				o.vals = append(o.vals, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return o, nil
+		case '[':
+			list := []any{}
+			for dec.More() {
+				v, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return list, nil
+		}
+		return nil, fmt.Errorf("unexpected %q", t)
+	default:
+		return tok, nil // json.Number, string, bool, nil
+	}
+}
+
+// plain converts ordered objects back into maps (values never legitimately
+// hold objects; Check reports them).
+func plain(v any) any {
+	switch x := v.(type) {
+	case *object:
+		m := make(map[string]any, len(x.keys))
+		for i, k := range x.keys {
+			m[k] = plain(x.vals[i])
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = plain(e)
+		}
+		return out
+	case json.Number:
+		f, i, isInt, ok := document.Number(x)
+		if !ok || math.IsInf(f, 0) {
+			return x // out of range: Check names it
+		}
+		if isInt {
+			return i
+		}
+		return f
+	}
+	return v
+}
+
+// marshalOrdered prints a decoded value back to compact JSON, keeping key
+// order, for raw fragments.
+func marshalOrdered(v any) json.RawMessage {
+	var b bytes.Buffer
+	var w func(any)
+	w = func(v any) {
+		switch x := v.(type) {
+		case *object:
+			b.WriteByte('{')
+			for i, k := range x.keys {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				writeString(&b, k)
+				b.WriteByte(':')
+				w(x.vals[i])
+			}
+			b.WriteByte('}')
+		case []any:
+			b.WriteByte('[')
+			for i, e := range x {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				w(e)
+			}
+			b.WriteByte(']')
+		case nil:
+			b.WriteString("null")
+		case json.Number:
+			b.WriteString(string(x))
+		default:
+			writeValue(&b, x)
+		}
+	}
+	w(v)
+	return b.Bytes()
+}
+
+func compactJSON(b []byte) []byte {
+	v, err := decodeOrdered(string(b), SyntaxJSON)
+	if err != nil {
+		return nil
+	}
+	return marshalOrdered(v)
+}
+
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case *object:
+		return "object"
+	case []any:
+		return "array"
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case json.Number:
+		return "number"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// column converts a byte offset into a 1-based character column.
+func column(s string, off int) int {
+	if off > len(s) {
+		off = len(s)
+	}
+	if off < 0 {
+		off = 0
+	}
+	return len([]rune(s[:off])) + 1
+}

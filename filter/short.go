@@ -1,0 +1,128 @@
+package filter
+
+import (
+	"fmt"
+	"strings"
+)
+
+// shortOps maps the short syntax's operators to canonical ones.
+var shortOps = map[string]Op{
+	"$eq": OpEq, "$ne": OpNeq, "$in": OpIn,
+	"$gt": OpGt, "$gte": OpGte, "$lt": OpLt, "$lte": OpLte,
+	"$containsAny": OpContainsAny, "$containsAll": OpContainsAll,
+}
+
+// ParseShort parses the short, Mongo-like JSON form:
+//
+//	{"tenant":"acme","$or":[{"year":{"$gte":2025}},{"tags":{"$containsAny":["go","rag"]}}]}
+//
+// Keys of one object AND together in document order; a bare value means
+// $eq; an operator object may hold several operators ({"year":{"$gte":2020,
+// "$lt":2026}} is two conditions); $and and $or take arrays of such objects;
+// $raw takes {"store","fragment"}.
+func ParseShort(s string) (Expr, error) {
+	v, err := decodeOrdered(s, SyntaxShort)
+	if err != nil {
+		return nil, err
+	}
+	e, err := fromShort(v, "$")
+	if err != nil {
+		return nil, &SyntaxError{Syntax: SyntaxShort, Msg: trimPrefix(err), Err: asFilterError(err)}
+	}
+	if err := Check(e); err != nil {
+		return nil, &SyntaxError{Syntax: SyntaxShort, Msg: trimPrefix(err), Err: err}
+	}
+	return e, nil
+}
+
+func fromShort(v any, path string) (Expr, error) {
+	obj, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s: a short filter must be a JSON object, got %s", path, jsonTypeName(v))
+	}
+	if len(obj.keys) == 0 {
+		return nil, errorf("", OpAnd, ReasonEmptyGroup, "%s: an empty object is an empty and group; give at least one condition", path)
+	}
+	var parts []Expr
+	for i, k := range obj.keys {
+		val := obj.vals[i]
+		kp := path + "." + k
+		switch {
+		case k == "$and" || k == "$or":
+			list, ok := val.([]any)
+			if !ok {
+				return nil, fmt.Errorf("%s: %s takes an array of filter objects", kp, k)
+			}
+			op := OpAnd
+			if k == "$or" {
+				op = OpOr
+			}
+			if len(list) == 0 {
+				return nil, errorf("", op, ReasonEmptyGroup, "%s: an %s group requires at least one condition", kp, op)
+			}
+			children := make([]Expr, len(list))
+			for j, c := range list {
+				e, err := fromShort(c, fmt.Sprintf("%s[%d]", kp, j))
+				if err != nil {
+					return nil, err
+				}
+				children[j] = e
+			}
+			parts = append(parts, group(op, children))
+		case k == "$raw":
+			ro, ok := val.(*object)
+			if !ok {
+				return nil, fmt.Errorf("%s: $raw takes {\"store\", \"fragment\"}", kp)
+			}
+			if err := ro.only(kp, "store", "fragment"); err != nil {
+				return nil, err
+			}
+			st, _ := ro.get("store")
+			ss, ok := st.(string)
+			if !ok || ss == "" {
+				return nil, fmt.Errorf("%s: $raw needs a non-empty \"store\"", kp)
+			}
+			frag, ok := ro.get("fragment")
+			if !ok {
+				return nil, fmt.Errorf("%s: $raw needs a \"fragment\"", kp)
+			}
+			parts = append(parts, &Raw{Store: ss, Fragment: marshalOrdered(frag)})
+		case strings.HasPrefix(k, "$"):
+			return nil, errorf("", Op(k), ReasonUnknownOperator,
+				"%s: unknown top-level operator %q (use a field name, $and, $or or $raw)", kp, k)
+		default:
+			conds, err := shortField(k, val, kp)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, conds...)
+		}
+	}
+	return group(OpAnd, parts), nil
+}
+
+// shortField turns `field: value` or `field: {"$op": value, …}` into
+// conditions.
+func shortField(field string, val any, path string) ([]Expr, error) {
+	obj, ok := val.(*object)
+	if !ok {
+		if _, isList := val.([]any); isList {
+			return nil, errorf(field, OpEq, ReasonValue,
+				"%s: a bare list is ambiguous; use {\"$in\": [...]} or {\"$containsAny\": [...]} on field %q", path, field)
+		}
+		return []Expr{cond(OpEq, field, plain(val))}, nil
+	}
+	if len(obj.keys) == 0 {
+		return nil, errorf(field, "", ReasonValue, "%s: empty operator object for field %q", path, field)
+	}
+	out := make([]Expr, 0, len(obj.keys))
+	for i, k := range obj.keys {
+		op, ok := shortOps[k]
+		if !ok {
+			return nil, errorf(field, Op(k), ReasonUnknownOperator,
+				"%s: unknown operator %q on field %q (use $eq $ne $in $gt $gte $lt $lte $containsAny $containsAll)", path, k, field)
+		}
+		out = append(out, cond(op, field, plain(obj.vals[i])))
+	}
+	return out, nil
+}
