@@ -1,0 +1,96 @@
+// Package cli implements the quarry command line. Every command calls the
+// library; no command holds logic of its own beyond parsing flags and
+// printing results.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (ARCHITECTURE §10).
+const (
+	ExitOK      = 0
+	ExitRuntime = 1 // the command failed while doing its work
+	ExitUsage   = 2 // the command line or an argument (flag, filter, schema) is invalid
+	ExitGate    = 3 // a quality gate failed
+)
+
+// ExitError carries the exit code a failure maps to.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// usageErr marks err as a usage error (exit 2).
+func usageErr(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+
+// IO is where a command reads and writes; tests swap it for buffers.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Run executes the quarry command line with args (without the program name)
+// and returns the process exit code.
+func Run(ctx context.Context, args []string, stdio IO) int {
+	root := NewRoot(stdio)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitRuntime
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		code = ee.Code
+	} else if isFlagError(err) {
+		code = ExitUsage
+	}
+	fmt.Fprintf(stdio.Err, "quarry: %v\n", err)
+	return code
+}
+
+// flagError marks errors cobra reports for bad flags and arguments.
+type flagError struct{ error }
+
+func isFlagError(err error) bool {
+	var fe flagError
+	return errors.As(err, &fe)
+}
+
+// NewRoot builds the command tree.
+func NewRoot(stdio IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "quarry",
+		Short: "Quarry turns documents into a knowledge base you can search and ask, with cited answers",
+		Long: `Quarry turns a pile of documents into a knowledge base that people and AI agents
+can search and ask questions of, with answers that cite their sources.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
+	root.AddCommand(newFilterCmd(stdio))
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage exit code.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return flagError{fmt.Errorf("%s: %w", cmd.CommandPath(), err)}
+		}
+		return nil
+	}
+}
