@@ -119,7 +119,8 @@ func (d *Document) AddMetadata(m map[string]any) error {
 			return err
 		}
 		if err := CheckValue(m[k]); err != nil {
-			return &ValidationError{DocID: d.ID, Field: k, Reason: ReasonNotJSONSafe, Msg: err.Error()}
+			return &ValidationError{DocID: d.ID, Field: k, Reason: ReasonNotJSONSafe,
+				Msg: fmt.Sprintf("metadata field %q is not JSON-safe: %v", k, err)}
 		}
 	}
 	if d.Metadata == nil {
@@ -191,7 +192,7 @@ func (d *Document) Check() error {
 		}
 		if err := CheckValue(d.Metadata[k]); err != nil {
 			return &ValidationError{DocID: d.ID, Field: k, Reason: ReasonNotJSONSafe,
-				Msg: fmt.Sprintf("metadata is not JSON-safe: %v", err)}
+				Msg: fmt.Sprintf("metadata field %q is not JSON-safe: %v", k, err)}
 		}
 	}
 	if d.Embedding != nil {

@@ -100,6 +100,11 @@ func checkValue(v any, depth int) error {
 		}
 		return nil
 	case reflect.Slice, reflect.Array:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			// encoding/json writes []byte as base64, so it would not
+			// round-trip as the array it looks like.
+			return fmt.Errorf("must contain JSON-safe scalar, array, object or null values; %s given (convert bytes to a string)", rv.Type())
+		}
 		for i := 0; i < rv.Len(); i++ {
 			if err := checkValue(rv.Index(i).Interface(), depth+1); err != nil {
 				return fmt.Errorf("element %d: %w", i, err)

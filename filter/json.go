@@ -136,7 +136,7 @@ func ParseJSON(s string) (Expr, error) {
 	}
 	e, err := fromCanonical(v, "$")
 	if err != nil {
-		return nil, &SyntaxError{Syntax: SyntaxJSON, Msg: err.Error(), Err: asFilterError(err)}
+		return nil, &SyntaxError{Syntax: SyntaxJSON, Msg: trimPrefix(err), Err: asFilterError(err)}
 	}
 	if err := Check(e); err != nil {
 		return nil, &SyntaxError{Syntax: SyntaxJSON, Msg: trimPrefix(err), Err: err}
@@ -157,15 +157,15 @@ func trimPrefix(err error) string { return strings.TrimPrefix(err.Error(), "filt
 func fromCanonical(v any, path string) (Expr, error) {
 	obj, ok := v.(*object)
 	if !ok {
-		return nil, fmt.Errorf("%s: a filter expression must be a JSON object, got %s", path, jsonTypeName(v))
+		return nil, fmt.Errorf("%sa filter expression must be a JSON object, got %s", pfx(path), jsonTypeName(v))
 	}
 	opV, ok := obj.get("operator")
 	if !ok {
-		return nil, fmt.Errorf("%s: missing \"operator\"", path)
+		return nil, fmt.Errorf("%smissing \"operator\"", pfx(path))
 	}
 	opS, ok := opV.(string)
 	if !ok {
-		return nil, fmt.Errorf("%s: \"operator\" must be a string", path)
+		return nil, fmt.Errorf("%s\"operator\" must be a string", pfx(path))
 	}
 	op := Op(opS)
 	switch {
@@ -175,14 +175,14 @@ func fromCanonical(v any, path string) (Expr, error) {
 		}
 		cv, ok := obj.get("conditions")
 		if !ok {
-			return nil, fmt.Errorf("%s: %s group needs \"conditions\"", path, op)
+			return nil, fmt.Errorf("%s%s group needs \"conditions\"", pfx(path), op)
 		}
 		list, ok := cv.([]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: \"conditions\" must be an array", path)
+			return nil, fmt.Errorf("%s\"conditions\" must be an array", pfx(path))
 		}
 		if len(list) == 0 {
-			return nil, errorf("", op, ReasonEmptyGroup, "%s: an %s group requires at least one condition", path, op)
+			return nil, errorf("", op, ReasonEmptyGroup, "%san %s group requires at least one condition", pfx(path), op)
 		}
 		children := make([]Expr, len(list))
 		for i, c := range list {
@@ -200,11 +200,11 @@ func fromCanonical(v any, path string) (Expr, error) {
 		store, _ := obj.get("store")
 		ss, ok := store.(string)
 		if !ok || ss == "" {
-			return nil, fmt.Errorf("%s: raw fragment needs a non-empty \"store\"", path)
+			return nil, fmt.Errorf("%sraw fragment needs a non-empty \"store\"", pfx(path))
 		}
 		frag, ok := obj.get("fragment")
 		if !ok {
-			return nil, fmt.Errorf("%s: raw fragment needs a \"fragment\"", path)
+			return nil, fmt.Errorf("%sraw fragment needs a \"fragment\"", pfx(path))
 		}
 		return &Raw{Store: ss, Fragment: marshalOrdered(frag)}, nil
 	case op.isCondition():
@@ -214,15 +214,15 @@ func fromCanonical(v any, path string) (Expr, error) {
 		fv, _ := obj.get("field")
 		field, ok := fv.(string)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s condition needs a string \"field\"", path, op)
+			return nil, fmt.Errorf("%s%s condition needs a string \"field\"", pfx(path), op)
 		}
 		val, ok := obj.get("value")
 		if !ok {
-			return nil, errorf(field, op, ReasonNull, "%s: %s condition on %q needs a \"value\"", path, op, field)
+			return nil, errorf(field, op, ReasonNull, "%s%s condition on %q needs a \"value\"", pfx(path), op, field)
 		}
 		return cond(op, field, plain(val)), nil
 	}
-	return nil, errorf("", op, ReasonUnknownOperator, "%s: unsupported filter expression: operator %q", path, opS)
+	return nil, errorf("", op, ReasonUnknownOperator, "%sunsupported filter expression: operator %q", pfx(path), opS)
 }
 
 // Parse reads a filter in any of the three syntaxes: JSON when the input
@@ -271,7 +271,7 @@ outer:
 				continue outer
 			}
 		}
-		return fmt.Errorf("%s: unknown key %q (expected %s)", path, k, strings.Join(allowed, ", "))
+		return fmt.Errorf("%sunknown key %q (expected %s)", pfx(path), k, strings.Join(allowed, ", "))
 	}
 	return nil
 }
@@ -498,4 +498,13 @@ func column(s string, off int) int {
 		off = 0
 	}
 	return len([]rune(s[:off])) + 1
+}
+
+// pfx prefixes a message with the JSON path of the offending part; the root
+// needs no prefix.
+func pfx(path string) string {
+	if path == "$" {
+		return ""
+	}
+	return path + ": "
 }

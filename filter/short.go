@@ -38,10 +38,10 @@ func ParseShort(s string) (Expr, error) {
 func fromShort(v any, path string) (Expr, error) {
 	obj, ok := v.(*object)
 	if !ok {
-		return nil, fmt.Errorf("%s: a short filter must be a JSON object, got %s", path, jsonTypeName(v))
+		return nil, fmt.Errorf("%sa short filter must be a JSON object, got %s", pfx(path), jsonTypeName(v))
 	}
 	if len(obj.keys) == 0 {
-		return nil, errorf("", OpAnd, ReasonEmptyGroup, "%s: an empty object is an empty and group; give at least one condition", path)
+		return nil, errorf("", OpAnd, ReasonEmptyGroup, "%san empty object is an empty and group; give at least one condition", pfx(path))
 	}
 	var parts []Expr
 	for i, k := range obj.keys {
@@ -51,14 +51,14 @@ func fromShort(v any, path string) (Expr, error) {
 		case k == "$and" || k == "$or":
 			list, ok := val.([]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: %s takes an array of filter objects", kp, k)
+				return nil, fmt.Errorf("%s%s takes an array of filter objects", pfx(kp), k)
 			}
 			op := OpAnd
 			if k == "$or" {
 				op = OpOr
 			}
 			if len(list) == 0 {
-				return nil, errorf("", op, ReasonEmptyGroup, "%s: an %s group requires at least one condition", kp, op)
+				return nil, errorf("", op, ReasonEmptyGroup, "%san %s group requires at least one condition", pfx(kp), op)
 			}
 			children := make([]Expr, len(list))
 			for j, c := range list {
@@ -72,7 +72,7 @@ func fromShort(v any, path string) (Expr, error) {
 		case k == "$raw":
 			ro, ok := val.(*object)
 			if !ok {
-				return nil, fmt.Errorf("%s: $raw takes {\"store\", \"fragment\"}", kp)
+				return nil, fmt.Errorf("%s$raw takes {\"store\", \"fragment\"}", pfx(kp))
 			}
 			if err := ro.only(kp, "store", "fragment"); err != nil {
 				return nil, err
@@ -80,16 +80,16 @@ func fromShort(v any, path string) (Expr, error) {
 			st, _ := ro.get("store")
 			ss, ok := st.(string)
 			if !ok || ss == "" {
-				return nil, fmt.Errorf("%s: $raw needs a non-empty \"store\"", kp)
+				return nil, fmt.Errorf("%s$raw needs a non-empty \"store\"", pfx(kp))
 			}
 			frag, ok := ro.get("fragment")
 			if !ok {
-				return nil, fmt.Errorf("%s: $raw needs a \"fragment\"", kp)
+				return nil, fmt.Errorf("%s$raw needs a \"fragment\"", pfx(kp))
 			}
 			parts = append(parts, &Raw{Store: ss, Fragment: marshalOrdered(frag)})
 		case strings.HasPrefix(k, "$"):
 			return nil, errorf("", Op(k), ReasonUnknownOperator,
-				"%s: unknown top-level operator %q (use a field name, $and, $or or $raw)", kp, k)
+				"%sunknown top-level operator %q (use a field name, $and, $or or $raw)", pfx(kp), k)
 		default:
 			conds, err := shortField(k, val, kp)
 			if err != nil {
@@ -108,19 +108,19 @@ func shortField(field string, val any, path string) ([]Expr, error) {
 	if !ok {
 		if _, isList := val.([]any); isList {
 			return nil, errorf(field, OpEq, ReasonValue,
-				"%s: a bare list is ambiguous; use {\"$in\": [...]} or {\"$containsAny\": [...]} on field %q", path, field)
+				"%sa bare list is ambiguous; use {\"$in\": [...]} or {\"$containsAny\": [...]} on field %q", pfx(path), field)
 		}
 		return []Expr{cond(OpEq, field, plain(val))}, nil
 	}
 	if len(obj.keys) == 0 {
-		return nil, errorf(field, "", ReasonValue, "%s: empty operator object for field %q", path, field)
+		return nil, errorf(field, "", ReasonValue, "%sempty operator object for field %q", pfx(path), field)
 	}
 	out := make([]Expr, 0, len(obj.keys))
 	for i, k := range obj.keys {
 		op, ok := shortOps[k]
 		if !ok {
 			return nil, errorf(field, Op(k), ReasonUnknownOperator,
-				"%s: unknown operator %q on field %q (use $eq $ne $in $gt $gte $lt $lte $containsAny $containsAll)", path, k, field)
+				"%sunknown operator %q on field %q (use $eq $ne $in $gt $gte $lt $lte $containsAny $containsAll)", pfx(path), k, field)
 		}
 		out = append(out, cond(op, field, plain(obj.vals[i])))
 	}
