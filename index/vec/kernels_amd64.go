@@ -1,0 +1,70 @@
+//go:build amd64 && !purego
+
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX2FMA is the read-only result of CPU feature detection, fixed at
+// start-up; it is the only package-level state.
+var hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// Implemented in kernels_amd64.s.
+//
+//go:noescape
+func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func cosineAVX2(a, b *float32, n int) (d, na, nb float32)
+
+// dotInt8AVX2 needs n to be a multiple of 32.
+//
+//go:noescape
+func dotInt8AVX2(a, b *int8, n int) int32
+
+// dotInt8RowsAVX2 writes q·row_i into out[i] for rows of stride bytes; stride
+// is a multiple of 32.
+//
+//go:noescape
+func dotInt8RowsAVX2(q, rows *int8, stride, nrows int, out *int32)
+
+func dot(a, b []float32) float32 {
+	if hasAVX2FMA {
+		return dotAVX2(&a[0], &b[0], len(a))
+	}
+	return dotGeneric(a, b)
+}
+
+func cosineParts(a, b []float32) (d, na, nb float32) {
+	if hasAVX2FMA {
+		return cosineAVX2(&a[0], &b[0], len(a))
+	}
+	return cosineGeneric(a, b)
+}
+
+func dotInt8(a, b []int8) int32 {
+	if hasAVX2FMA {
+		n := len(a) &^ 31
+		var s int32
+		if n > 0 {
+			s = dotInt8AVX2(&a[0], &b[0], n)
+		}
+		if n < len(a) {
+			s += dotInt8Generic(a[n:], b[n:len(a)])
+		}
+		return s
+	}
+	return dotInt8Generic(a, b)
+}
+
+// dotInt8Rows scores len(out) rows of stride bytes against q (len stride).
+func dotInt8Rows(q, rows []int8, stride int, out []int32) {
+	if len(out) == 0 {
+		return
+	}
+	if hasAVX2FMA && stride%32 == 0 {
+		_ = rows[len(out)*stride-1]
+		dotInt8RowsAVX2(&q[0], &rows[0], stride, len(out), &out[0])
+		return
+	}
+	dotInt8RowsGeneric(q, rows, stride, out)
+}

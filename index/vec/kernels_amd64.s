@@ -1,0 +1,256 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func dotAVX2(a, b *float32, n int) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop32:
+	CMPQ CX, $32
+	JL   loop8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  loop32
+
+loop8:
+	CMPQ CX, $8
+	JL   reduce
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loop8
+
+reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+
+tail:
+	TESTQ CX, CX
+	JE    done
+	VMOVSS (SI), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func cosineAVX2(a, b *float32, n int) (d, na, nb float32)
+TEXT ·cosineAVX2(SB), NOSPLIT, $0-36
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+cloop16:
+	CMPQ CX, $16
+	JL   cloop8
+	VMOVUPS (SI), Y6
+	VMOVUPS 32(SI), Y7
+	VMOVUPS (DI), Y8
+	VMOVUPS 32(DI), Y9
+	VFMADD231PS Y8, Y6, Y0
+	VFMADD231PS Y9, Y7, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	VFMADD231PS Y8, Y8, Y4
+	VFMADD231PS Y9, Y9, Y5
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  cloop16
+
+cloop8:
+	CMPQ CX, $8
+	JL   creduce
+	VMOVUPS (SI), Y6
+	VMOVUPS (DI), Y8
+	VFMADD231PS Y8, Y6, Y0
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y8, Y8, Y4
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  cloop8
+
+creduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y5, Y4, Y4
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VADDPS X3, X2, X2
+	VHADDPS X2, X2, X2
+	VHADDPS X2, X2, X2
+	VEXTRACTF128 $1, Y4, X5
+	VADDPS X5, X4, X4
+	VHADDPS X4, X4, X4
+	VHADDPS X4, X4, X4
+
+ctail:
+	TESTQ CX, CX
+	JE    cdone
+	VMOVSS (SI), X6
+	VMOVSS (DI), X8
+	VFMADD231SS X8, X6, X0
+	VFMADD231SS X6, X6, X2
+	VFMADD231SS X8, X8, X4
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  ctail
+
+cdone:
+	VZEROUPPER
+	MOVSS X0, d+24(FP)
+	MOVSS X2, na+28(FP)
+	MOVSS X4, nb+32(FP)
+	RET
+
+// int8 blocks of 32: |a| as unsigned bytes times b·sign(a) as signed bytes
+// (VPMADDUBSW), pairs widened to int32 (VPMADDWD by ones). Inputs lie in
+// [-127, 127] so a pair sum is at most 2·127·127 < 32767: no saturation.
+
+// func dotInt8AVX2(a, b *int8, n int) int32
+TEXT ·dotInt8AVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VPXOR     Y0, Y0, Y0
+	VPCMPEQW  Y15, Y15, Y15
+	VPSRLW    $15, Y15, Y15
+
+iloop:
+	CMPQ CX, $32
+	JL   ireduce
+	VMOVDQU    (SI), Y1
+	VMOVDQU    (DI), Y2
+	VPSIGNB    Y1, Y2, Y2
+	VPABSB     Y1, Y1
+	VPMADDUBSW Y2, Y1, Y3
+	VPMADDWD   Y15, Y3, Y3
+	VPADDD     Y3, Y0, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP  iloop
+
+ireduce:
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xB1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	VZEROUPPER
+	MOVL AX, ret+24(FP)
+	RET
+
+// func dotInt8RowsAVX2(q, rows *int8, stride, nrows int, out *int32)
+TEXT ·dotInt8RowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R8
+	MOVQ rows+8(FP), DI
+	MOVQ stride+16(FP), R9
+	MOVQ nrows+24(FP), R10
+	MOVQ out+32(FP), R11
+	VPCMPEQW Y15, Y15, Y15
+	VPSRLW   $15, Y15, Y15
+
+rrow:
+	TESTQ R10, R10
+	JE    rdone
+	MOVQ  R8, SI
+	MOVQ  R9, CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y4, Y4, Y4
+
+rloop64:
+	CMPQ CX, $64
+	JL   rloop32
+	VMOVDQU    (SI), Y1
+	VMOVDQU    (DI), Y2
+	VMOVDQU    32(SI), Y5
+	VMOVDQU    32(DI), Y6
+	VPSIGNB    Y1, Y2, Y2
+	VPABSB     Y1, Y1
+	VPSIGNB    Y5, Y6, Y6
+	VPABSB     Y5, Y5
+	VPMADDUBSW Y2, Y1, Y3
+	VPMADDUBSW Y6, Y5, Y7
+	VPMADDWD   Y15, Y3, Y3
+	VPMADDWD   Y15, Y7, Y7
+	VPADDD     Y3, Y0, Y0
+	VPADDD     Y7, Y4, Y4
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $64, CX
+	JMP  rloop64
+
+rloop32:
+	CMPQ CX, $32
+	JL   rreduce
+	VMOVDQU    (SI), Y1
+	VMOVDQU    (DI), Y2
+	VPSIGNB    Y1, Y2, Y2
+	VPABSB     Y1, Y1
+	VPMADDUBSW Y2, Y1, Y3
+	VPMADDWD   Y15, Y3, Y3
+	VPADDD     Y3, Y0, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP  rloop32
+
+rreduce:
+	VPADDD       Y4, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xB1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVL         AX, (R11)
+	ADDQ $4, R11
+	DECQ R10
+	JMP  rrow
+
+rdone:
+	VZEROUPPER
+	RET
