@@ -216,14 +216,14 @@ func checkMetadataKey(docID, k string) error {
 
 // wireDocument is the JSON form of a Document (JSONL files, the HTTP API, MCP).
 type wireDocument struct {
-	ID         string         `json:"id"`
-	Content    string         `json:"content"`
-	SourceType string         `json:"sourceType"`
-	SourceName string         `json:"sourceName"`
-	Metadata   map[string]any `json:"metadata"`
-	Embedding  []float32      `json:"embedding"`
-	Score      *float64       `json:"score"`
-	Provenance *Provenance    `json:"provenance,omitempty"`
+	ID         string          `json:"id"`
+	Content    string          `json:"content"`
+	SourceType string          `json:"sourceType"`
+	SourceName string          `json:"sourceName"`
+	Metadata   json.RawMessage `json:"metadata"`
+	Embedding  []float32       `json:"embedding"`
+	Score      *float64        `json:"score"`
+	Provenance *Provenance     `json:"provenance,omitempty"`
 }
 
 // MarshalJSON writes the document with its metadata, a null embedding when
@@ -231,10 +231,14 @@ type wireDocument struct {
 func (d *Document) MarshalJSON() ([]byte, error) {
 	w := wireDocument{
 		ID: d.ID, Content: d.Content, SourceType: d.SourceType, SourceName: d.SourceName,
-		Metadata: d.Metadata, Embedding: d.Embedding,
+		Metadata: json.RawMessage("{}"), Embedding: d.Embedding,
 	}
-	if w.Metadata == nil {
-		w.Metadata = map[string]any{}
+	if len(d.Metadata) > 0 {
+		md, err := MarshalValue(d.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("document %s: metadata: %w", d.ID, err)
+		}
+		w.Metadata = md
 	}
 	if d.Scored {
 		s := d.Score

@@ -306,6 +306,77 @@ func canonical(v any) any {
 	return v
 }
 
+// MarshalValue writes a JSON-safe value as JSON with object keys sorted and
+// floats kept recognisable as floats (9.0, not 9), so a value's integer-ness
+// survives a round trip through Quarry's stores and wire formats.
+func MarshalValue(v any) ([]byte, error) {
+	c, err := Canonical(v)
+	if err != nil {
+		return nil, err
+	}
+	return appendValue(nil, c), nil
+}
+
+func appendValue(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case float64:
+		return append(b, FormatFloat(x)...)
+	case string:
+		return appendString(b, x)
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendValue(b, x[k])
+		}
+		return append(b, '}')
+	}
+	return append(b, "null"...) // unreachable for canonical values
+}
+
+// appendString writes s as a JSON string without HTML escaping.
+func appendString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // strings always encode
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// FormatFloat prints f like encoding/json does but always as a float:
+// 2025.0 prints as "2025.0", not "2025", so it reads back as a float.
+func FormatFloat(f float64) string {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	s := strconv.FormatFloat(f, format, -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {

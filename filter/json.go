@@ -87,7 +87,7 @@ func writeValue(b *bytes.Buffer, v any) {
 	case int64:
 		b.WriteString(strconv.FormatInt(x, 10))
 	case float64:
-		b.WriteString(formatFloat(x))
+		b.WriteString(document.FormatFloat(x))
 	case []any:
 		b.WriteByte('[')
 		for i, e := range x {
@@ -109,21 +109,6 @@ func writeString(b *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	b.Truncate(b.Len() - 1)
-}
-
-// formatFloat prints like encoding/json and keeps a float recognisable as
-// one: 2025.0 prints as "2025.0", not "2025".
-func formatFloat(f float64) string {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	s := strconv.FormatFloat(f, format, -1, 64)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
-	}
-	return s
 }
 
 // ParseJSON parses the canonical JSON form. Keys may come in any order;
@@ -276,35 +261,25 @@ outer:
 	return nil
 }
 
-// isCanonical tells a canonical expression from a short-form object whose
-// field happens to be called "operator": canonical objects carry only
-// canonical keys and name a filter operator.
+// isCanonical tells a canonical expression from a short-form object: a
+// canonical object has a string "operator" and at least one other canonical
+// key. {"operator":"eq"} alone is a short filter on a field named operator.
 func (o *object) isCanonical() bool {
 	v, ok := o.get("operator")
 	if !ok {
 		return false
 	}
-	s, ok := v.(string)
-	if !ok {
+	if _, ok := v.(string); !ok {
 		return false
 	}
 	for _, k := range o.keys {
 		switch k {
-		case "operator", "field", "value", "conditions", "store", "fragment":
-		default:
-			return false
+		case "field", "value", "conditions", "store", "fragment":
+			return true
 		}
 	}
-	op := Op(s)
-	if op.isCondition() || op == OpAnd || op == OpOr || op == OpRaw {
-		return true
-	}
-	// An unknown operator with canonical keys is a canonical expression
-	// with a bad operator, reported as such.
-	return len(o.keys) > 1 || !isShortOperator(s)
+	return false
 }
-
-func isShortOperator(s string) bool { return strings.HasPrefix(s, "$") }
 
 // decodeOrdered decodes JSON keeping object key order and number literals.
 func decodeOrdered(s string, syn Syntax) (any, error) {

@@ -387,7 +387,9 @@ func (p *textParser) value(field string, op Op) (any, error) {
 		p.next()
 		return false, nil
 	case t.is("null"):
-		return nil, p.errAt(t, "null is never a valid comparison value (%s on field %q)", op, field)
+		err := p.errAt(t, "null is never a valid comparison value (%s on field %q)", op, field).(*SyntaxError)
+		err.Err = errorf(field, op, ReasonNull, "null is never a valid comparison value (%s on field %q)", op, field)
+		return nil, err
 	case t.kind == tokIdent:
 		return nil, p.errAt(t, "expected a value for field %q, found %s (quote strings: '%s')", field, t.describe(), t.text)
 	case t.kind == tokBad:

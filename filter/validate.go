@@ -114,7 +114,7 @@ func describeType(v any) string {
 	case int64:
 		return fmt.Sprintf("integer %d", x)
 	case float64:
-		return "float " + formatFloat(x)
+		return "float " + document.FormatFloat(x)
 	case bool:
 		return fmt.Sprintf("bool %t", x)
 	}
