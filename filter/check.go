@@ -62,12 +62,12 @@ func checkCondition(c *Condition) error {
 		list, ok := c.Value.([]any)
 		if !ok {
 			if c.Value == nil {
-				return errorf(c.Field, c.Op, ReasonNull, "%q on field %q needs a list of values, got null", c.Op, c.Field)
+				return errorf(c.Field, c.Op, ReasonNull, "%s on field %q needs a list of values, got null", c.Op, c.Field)
 			}
-			return errorf(c.Field, c.Op, ReasonValue, "%q on field %q needs a list of values, got %s", c.Op, c.Field, document.TypeName(c.Value))
+			return errorf(c.Field, c.Op, ReasonValue, "%s on field %q needs a list of values, got %s", c.Op, c.Field, document.TypeName(c.Value))
 		}
 		if len(list) == 0 {
-			return errorf(c.Field, c.Op, ReasonEmptyList, "%q on field %q requires at least one value", c.Op, c.Field)
+			return errorf(c.Field, c.Op, ReasonEmptyList, "%s on field %q requires at least one value", c.Op, c.Field)
 		}
 		for _, v := range list {
 			if err := checkScalar(c, v); err != nil {
@@ -75,7 +75,7 @@ func checkCondition(c *Condition) error {
 			}
 			if c.Op.IsContains() {
 				if _, ok := v.(string); !ok {
-					return errorf(c.Field, c.Op, ReasonValue, "%q on field %q accepts strings only; %s given", c.Op, c.Field, describe(v))
+					return errorf(c.Field, c.Op, ReasonValue, "%s on field %q accepts strings only; %s given", c.Op, c.Field, describe(v))
 				}
 			}
 		}
@@ -86,10 +86,10 @@ func checkCondition(c *Condition) error {
 	}
 	if c.Op.IsRange() {
 		if _, ok := c.Value.(string); ok {
-			return errorf(c.Field, c.Op, ReasonValue, "%q on field %q needs a number or an RFC 3339 timestamp; %s given", c.Op, c.Field, describe(c.Value))
+			return errorf(c.Field, c.Op, ReasonValue, "%s on field %q needs a number or an RFC 3339 timestamp; %s given", c.Op, c.Field, describe(c.Value))
 		}
 		if _, ok := c.Value.(bool); ok {
-			return errorf(c.Field, c.Op, ReasonValue, "%q on field %q needs a number or an RFC 3339 timestamp; bool given", c.Op, c.Field)
+			return errorf(c.Field, c.Op, ReasonValue, "%s on field %q needs a number or an RFC 3339 timestamp; bool given", c.Op, c.Field)
 		}
 	}
 	return nil
@@ -100,23 +100,23 @@ func checkCondition(c *Condition) error {
 func checkScalar(c *Condition, v any) error {
 	switch x := v.(type) {
 	case nil:
-		return errorf(c.Field, c.Op, ReasonNull, "null is never a valid comparison value (%q on field %q)", c.Op, c.Field)
+		return errorf(c.Field, c.Op, ReasonNull, "null is never a valid comparison value (%s on field %q)", c.Op, c.Field)
 	case string:
 		if !utf8.ValidString(x) {
-			return errorf(c.Field, c.Op, ReasonValue, "%q on field %q: value is not valid UTF-8", c.Op, c.Field)
+			return errorf(c.Field, c.Op, ReasonValue, "%s on field %q: value is not valid UTF-8", c.Op, c.Field)
 		}
 		return nil
 	case bool, int64:
 		return nil
 	case json.Number:
-		return errorf(c.Field, c.Op, ReasonValue, "%q on field %q: number %s is out of range", c.Op, c.Field, string(x))
+		return errorf(c.Field, c.Op, ReasonValue, "%s on field %q: number %s is out of range", c.Op, c.Field, string(x))
 	case float64:
 		if x != x || x > maxFloat || x < -maxFloat {
-			return errorf(c.Field, c.Op, ReasonValue, "%q on field %q: value %v is not a finite number", c.Op, c.Field, x)
+			return errorf(c.Field, c.Op, ReasonValue, "%s on field %q: value %v is not a finite number", c.Op, c.Field, x)
 		}
 		return nil
 	}
-	return errorf(c.Field, c.Op, ReasonValue, "%q on field %q accepts scalar values only; %s given", c.Op, c.Field, describe(v))
+	return errorf(c.Field, c.Op, ReasonValue, "%s on field %q accepts scalar values only; %s given", c.Op, c.Field, describe(v))
 }
 
 const maxFloat = 1.7976931348623157e308

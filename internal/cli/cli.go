@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -52,7 +53,7 @@ func Run(ctx context.Context, args []string, stdio IO) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		code = ee.Code
-	} else if isFlagError(err) {
+	} else if isFlagError(err) || strings.HasPrefix(err.Error(), "unknown command") {
 		code = ExitUsage
 	}
 	fmt.Fprintf(stdio.Err, "quarry: %v\n", err)
