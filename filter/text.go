@@ -70,7 +70,6 @@ type textParser struct {
 	src string
 	pos int
 	tok token
-	err error // lexing error, reported when the bad token is consumed
 }
 
 func (p *textParser) errAt(t token, format string, args ...any) error {
