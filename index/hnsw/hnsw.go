@@ -1,0 +1,453 @@
+// Package hnsw is an in-memory HNSW graph (Malkov & Yashunin, 2016) for cosine
+// similarity over float32 vectors, with tombstone deletes and repair, search
+// restricted to an allow-set of ids, and a checksummed binary format.
+//
+// Vectors are normalised on the way in and kept in one contiguous slab; layer-0
+// neighbour lists live in one flat []uint32 (a count followed by 2·M slots per
+// node) and the rarer upper layers in a second one, so a 384-dimension vector
+// costs about 1.7 KB with M = 16. Nodes have dense uint32 ids assigned by Add;
+// callers map their own keys onto them.
+//
+// One writer and many readers may use an Index at once: Add, Delete and
+// Compact take the write lock, Search takes the read lock.
+package hnsw
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/quarry-rag/quarry/index/bitset"
+	"github.com/quarry-rag/quarry/index/vec"
+)
+
+// Defaults applied to zero Config fields.
+const (
+	DefaultM              = 16
+	DefaultEfConstruction = 200
+	// DefaultMinEfSearch is the floor of the default search ef, max(64, 2·k).
+	DefaultMinEfSearch = 64
+)
+
+// maxLevels caps the random level; with M = 16 a level above 8 has
+// probability 16⁻⁸, so the cap only guards against a degenerate M.
+const maxLevels = 16
+
+// Errors callers branch on.
+var (
+	// ErrNotFound is returned for an id that was never added or is deleted.
+	ErrNotFound = errors.New("hnsw: no such node")
+	// ErrDimension is returned for a vector whose length is not the index's.
+	ErrDimension = errors.New("hnsw: vector dimension mismatch")
+	// ErrCorrupt is returned by Read for a file that fails its checksum or
+	// structural checks.
+	ErrCorrupt = errors.New("hnsw: corrupt index file")
+)
+
+// Config tunes an Index. Zero fields mean the defaults.
+type Config struct {
+	// M is the number of neighbours a node keeps on layers above 0; layer 0
+	// keeps Mmax0 = 2·M. Default 16.
+	M int
+	// EfConstruction is the candidate list size while inserting. Default 200.
+	EfConstruction int
+	// EfSearch is the candidate list size of Search when SearchOptions.Ef is 0.
+	// Default max(64, 2·k).
+	EfSearch int
+	// Seed drives level assignment: the same seed and the same sequence of
+	// Add and Delete calls build the same graph.
+	Seed uint64
+}
+
+// SearchOptions tune one Search. The zero value searches every live node with
+// the index's default ef.
+type SearchOptions struct {
+	// Ef overrides Config.EfSearch for this call; it is raised to k if lower.
+	Ef int
+	// Allow, when non-nil, restricts results to its members. Small allow-sets
+	// are scanned exactly; larger ones are searched in the graph, walking
+	// through disallowed nodes but only returning allowed ones.
+	Allow *bitset.Set
+}
+
+// Index is an HNSW graph. Construct it with New or Read.
+type Index struct {
+	mu sync.RWMutex // guards every field below
+
+	dim, m, m0, efc, efs int
+	seed                 uint64
+	ml                   float64
+	pcg                  *rand.PCG
+	rng                  *rand.Rand
+
+	n        int       // slots in use (live, tombstoned and free)
+	vecs     []float32 // n·dim, unit-norm rows
+	levels   []uint8   // top layer of each node
+	links0   []uint32  // n·(1+m0): count, then neighbours
+	upperOff []uint32  // start in upper of a node's layer-1 block
+	upper    []uint32  // per node with level L: L blocks of (1+m)
+	deleted  bitset.Set
+	tomb     []uint32 // deleted since the last Compact, still linked
+	free     []uint32 // unlinked slots Add reuses
+	live     int
+	entry    uint32
+	maxLevel int // -1 when the graph is empty
+
+	ws        *searcher // the writer's scratch
+	searchers sync.Pool // *searcher for readers
+}
+
+// New returns an empty index for vectors of dimension dim.
+func New(dim int, cfg Config) (*Index, error) {
+	if dim <= 0 {
+		return nil, fmt.Errorf("hnsw: dimension %d must be positive", dim)
+	}
+	if cfg.M < 0 || cfg.EfConstruction < 0 || cfg.EfSearch < 0 {
+		return nil, fmt.Errorf("hnsw: negative config %+v", cfg)
+	}
+	if cfg.M == 0 {
+		cfg.M = DefaultM
+	}
+	if cfg.M < 2 || cfg.M > 1024 {
+		return nil, fmt.Errorf("hnsw: M = %d out of range [2, 1024]", cfg.M)
+	}
+	if cfg.EfConstruction == 0 {
+		cfg.EfConstruction = DefaultEfConstruction
+	}
+	x := &Index{
+		dim: dim, m: cfg.M, m0: 2 * cfg.M, efc: max(cfg.EfConstruction, cfg.M), efs: cfg.EfSearch,
+		seed: cfg.Seed, ml: 1 / math.Log(float64(cfg.M)), maxLevel: -1,
+	}
+	x.pcg = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
+	x.rng = rand.New(x.pcg)
+	x.init()
+	return x, nil
+}
+
+func (x *Index) init() {
+	x.ws = newSearcher(x.dim)
+	x.searchers.New = func() any { return newSearcher(x.dim) }
+}
+
+// Config returns the effective configuration, defaults filled in.
+func (x *Index) Config() Config {
+	return Config{M: x.m, EfConstruction: x.efc, EfSearch: x.efs, Seed: x.seed}
+}
+
+// Dim is the vector dimension.
+func (x *Index) Dim() int { return x.dim }
+
+// Len is the number of live (not deleted) nodes.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.live
+}
+
+// IDLimit is one past the highest id ever assigned: the size an allow-set
+// needs to cover every node.
+func (x *Index) IDLimit() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.n
+}
+
+// Contains reports whether id is a live node.
+func (x *Index) Contains(id uint32) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return int(id) < x.n && !x.deleted.Contains(id)
+}
+
+// Grow reserves room for n more nodes so a bulk load does not reallocate.
+func (x *Index) Grow(n int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	total := x.n + n
+	x.vecs = slices.Grow(x.vecs, total*x.dim-len(x.vecs))
+	x.levels = slices.Grow(x.levels, total-len(x.levels))
+	x.links0 = slices.Grow(x.links0, total*(1+x.m0)-len(x.links0))
+	x.upperOff = slices.Grow(x.upperOff, total-len(x.upperOff))
+	// Upper layers hold about 1/(M−1) blocks per node.
+	x.upper = slices.Grow(x.upper, n*(1+x.m)/(x.m-1)+1)
+}
+
+func (x *Index) vector(id uint32) []float32 {
+	o := int(id) * x.dim
+	return x.vecs[o : o+x.dim : o+x.dim]
+}
+
+// block is node id's neighbour block on layer lc: count, then slots.
+func (x *Index) block(id uint32, lc int) []uint32 {
+	if lc == 0 {
+		o := int(id) * (1 + x.m0)
+		return x.links0[o : o+1+x.m0 : o+1+x.m0]
+	}
+	o := int(x.upperOff[id]) + (lc-1)*(1+x.m)
+	return x.upper[o : o+1+x.m : o+1+x.m]
+}
+
+func (x *Index) maxConn(lc int) int {
+	if lc == 0 {
+		return x.m0
+	}
+	return x.m
+}
+
+func (x *Index) randomLevel() int {
+	u := 1 - x.rng.Float64() // (0, 1]
+	return min(int(-math.Log(u)*x.ml), maxLevels-1)
+}
+
+// Add inserts a copy of v, normalised, and returns its id. Ids of nodes
+// removed by Compact are reused.
+func (x *Index) Add(v []float32) (uint32, error) {
+	if len(v) != x.dim {
+		return 0, fmt.Errorf("hnsw: add: %w: got %d, want %d", ErrDimension, len(v), x.dim)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	q := x.ws.q
+	copy(q, v)
+	if err := vec.Normalize(q); err != nil {
+		return 0, fmt.Errorf("hnsw: add: %w", err)
+	}
+	level := x.randomLevel()
+	id := x.alloc(level)
+	copy(x.vector(id), q)
+	x.insert(id, level)
+	x.live++
+	return id, nil
+}
+
+// growTo extends s to length n, growing capacity by a quarter at a time so a
+// large index does not carry a doubled slab.
+func growTo[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	c := max(n, cap(s)+cap(s)/4, 1024)
+	t := make([]T, n, c)
+	copy(t, s)
+	return t
+}
+
+func (x *Index) alloc(level int) uint32 {
+	var id uint32
+	if k := len(x.free); k > 0 {
+		id = x.free[k-1]
+		x.free = x.free[:k-1]
+		x.deleted.Remove(id)
+	} else {
+		id = uint32(x.n)
+		x.n++
+		x.vecs = growTo(x.vecs, x.n*x.dim)
+		x.levels = growTo(x.levels, x.n)
+		x.links0 = growTo(x.links0, x.n*(1+x.m0))
+		x.upperOff = growTo(x.upperOff, x.n)
+	}
+	x.levels[id] = uint8(level)
+	x.links0[int(id)*(1+x.m0)] = 0
+	if level > 0 {
+		// A reused slot leaves its old upper blocks behind; Compact callers
+		// accept that small leak rather than pay for moving blocks.
+		x.upperOff[id] = uint32(len(x.upper))
+		x.upper = growTo(x.upper, len(x.upper)+level*(1+x.m))
+		clear(x.upper[x.upperOff[id]:])
+	}
+	return id
+}
+
+func (x *Index) insert(id uint32, level int) {
+	s := x.ws
+	q := x.vector(id)
+	if x.maxLevel < 0 {
+		x.entry, x.maxLevel = id, level
+		return
+	}
+	ep := x.entry
+	epd := -vec.Dot(q, x.vector(ep))
+	for lc := x.maxLevel; lc > level; lc-- {
+		ep, epd = x.greedy(q, ep, epd, lc)
+	}
+	s.eps = append(s.eps[:0], item{epd, ep})
+	filtered := len(x.tomb) > 0
+	for lc := min(level, x.maxLevel); lc >= 0; lc-- {
+		x.searchLayer(s, q, s.eps, x.efc, lc, nil, filtered)
+		s.sorted = s.drainSorted(s.sorted[:0])
+		s.sel = x.selectNeighbours(s.sorted, x.m, s.sel[:0])
+		blk := x.block(id, lc)
+		blk[0] = uint32(len(s.sel))
+		for i, c := range s.sel {
+			blk[1+i] = c.id
+		}
+		for _, c := range s.sel {
+			x.link(c.id, id, c.d, lc)
+		}
+		s.eps = append(s.eps[:0], s.sorted...)
+	}
+	if level > x.maxLevel {
+		x.entry, x.maxLevel = id, level
+	}
+}
+
+// greedy walks layer lc towards q from ep (at distance epd), the ef = 1
+// descent through the upper layers.
+func (x *Index) greedy(q []float32, ep uint32, epd float32, lc int) (uint32, float32) {
+	for changed := true; changed; {
+		changed = false
+		blk := x.block(ep, lc)
+		for _, nb := range blk[1 : 1+blk[0]] {
+			if d := -vec.Dot(q, x.vector(nb)); d < epd {
+				ep, epd, changed = nb, d, true
+			}
+		}
+	}
+	return ep, epd
+}
+
+// selectNeighbours is the heuristic of Algorithm 4: walking candidates from
+// the closest, keep one only if it is closer to the base than to every
+// neighbour already kept, so links spread out in different directions
+// instead of piling into one cluster. cands must be sorted by distance.
+func (x *Index) selectNeighbours(cands []item, m int, out []item) []item {
+	if len(cands) < m {
+		return append(out, cands...)
+	}
+	for _, c := range cands {
+		if len(out) >= m {
+			break
+		}
+		vc := x.vector(c.id)
+		good := true
+		for _, r := range out {
+			if -vec.Dot(vc, x.vector(r.id)) < c.d {
+				good = false
+				break
+			}
+		}
+		if good {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// link adds the edge from → to on layer lc, re-running the heuristic over
+// from's neighbours when its list is full.
+func (x *Index) link(from, to uint32, d float32, lc int) {
+	blk := x.block(from, lc)
+	cnt := int(blk[0])
+	mc := x.maxConn(lc)
+	if cnt < mc {
+		blk[1+cnt] = to
+		blk[0]++
+		return
+	}
+	s := x.ws
+	vf := x.vector(from)
+	s.tmp = append(s.tmp[:0], item{d, to})
+	for _, nb := range blk[1 : 1+cnt] {
+		s.tmp = append(s.tmp, item{-vec.Dot(vf, x.vector(nb)), nb})
+	}
+	sortItems(s.tmp)
+	s.sel2 = x.selectNeighbours(s.tmp, mc, s.sel2[:0])
+	blk[0] = uint32(len(s.sel2))
+	for i, c := range s.sel2 {
+		blk[1+i] = c.id
+	}
+}
+
+func sortItems(s []item) {
+	slices.SortFunc(s, func(a, b item) int {
+		switch {
+		case a.d < b.d:
+			return -1
+		case a.d > b.d:
+			return 1
+		case a.id < b.id:
+			return -1
+		case a.id > b.id:
+			return 1
+		}
+		return 0
+	})
+}
+
+// searchLayer is the ef-bounded best-first search of layer lc from eps,
+// leaving up to ef nodes in s.res. When filtered, nodes that are deleted or
+// outside allow still guide the walk but never enter the result set, and the
+// walk only stops once ef acceptable nodes are held.
+func (x *Index) searchLayer(s *searcher, q []float32, eps []item, ef, lc int, allow *bitset.Set, filtered bool) {
+	s.reset(x.n)
+	s.cand = s.cand[:0]
+	s.res = s.res[:0]
+	for _, e := range eps {
+		if s.seen(e.id) {
+			continue
+		}
+		s.cand.push(e)
+		if !filtered || x.acceptable(e.id, allow) {
+			s.res.push(e)
+			if len(s.res) > ef {
+				s.res.pop()
+			}
+		}
+	}
+	lower := float32(math.Inf(1))
+	if len(s.res) > 0 {
+		lower = s.res[0].d
+	}
+	for len(s.cand) > 0 {
+		c := s.cand.pop()
+		if c.d > lower && (len(s.res) >= ef || !filtered) {
+			break
+		}
+		blk := x.block(c.id, lc)
+		for _, nb := range blk[1 : 1+blk[0]] {
+			if s.seen(nb) {
+				continue
+			}
+			d := -vec.Dot(q, x.vector(nb))
+			if len(s.res) < ef || d < lower {
+				s.cand.push(item{d, nb})
+				if !filtered || x.acceptable(nb, allow) {
+					s.res.push(item{d, nb})
+					if len(s.res) > ef {
+						s.res.pop()
+					}
+					lower = s.res[0].d
+				}
+			}
+		}
+	}
+}
+
+func (x *Index) acceptable(id uint32, allow *bitset.Set) bool {
+	return !x.deleted.Contains(id) && (allow == nil || allow.Contains(id))
+}
+
+// Delete marks id deleted: it stops appearing in results at once but keeps
+// guiding searches until Compact unlinks it.
+func (x *Index) Delete(id uint32) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if int(id) >= x.n || x.deleted.Contains(id) {
+		return fmt.Errorf("hnsw: delete %d: %w", id, ErrNotFound)
+	}
+	x.deleted.Add(id)
+	x.tomb = append(x.tomb, id)
+	x.live--
+	return nil
+}
+
+// Deleted is the number of deleted nodes still linked into the graph: the
+// work the next Compact will do.
+func (x *Index) Deleted() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.tomb)
+}
