@@ -351,6 +351,9 @@ func decodeEmbedding(v json.RawMessage) ([]float32, error) {
 	}
 	out := make([]float32, len(items))
 	for i, it := range items {
+		if string(it) == "null" {
+			return nil, fmt.Errorf("embedding accepts numeric values only; component %d is null", i)
+		}
 		var n json.Number
 		if err := json.Unmarshal(it, &n); err != nil || len(it) == 0 || it[0] == '"' {
 			return nil, fmt.Errorf("embedding accepts numeric values only; component %d is %s", i, string(it))

@@ -1,0 +1,367 @@
+// Package memory is the reference store: every document in a map, exact
+// cosine search over all of them, exact BM25 over all of them, and filters
+// evaluated by filter.Matcher. It is the yardstick other stores are tested
+// against and a good store for tests and tiny data. Importing it registers
+// the "memory:" URL scheme; each Open returns a new, empty store.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store"
+)
+
+func init() { store.Register("memory", driver{}) }
+
+type driver struct{}
+
+func (driver) Open(_ context.Context, url string) (store.Backend, error) {
+	if url != "memory:" && url != "memory://" {
+		return nil, fmt.Errorf("memory store takes no location, got %q (use \"memory:\")", url)
+	}
+	return New(), nil
+}
+
+// BM25 parameters of the reference keyword search (Quarry's defaults).
+const (
+	bm25K1 = 0.9
+	bm25B  = 0.4
+)
+
+// Backend is an in-memory store.Backend. It is safe for concurrent use:
+// writers take the lock exclusively, so readers never see half a batch.
+type Backend struct {
+	mu     sync.RWMutex // guards colls and closed
+	colls  map[string]*collection
+	closed bool
+}
+
+type collection struct {
+	cfg  store.CollectionConfig
+	docs map[string]*entry
+}
+
+// entry is a stored document with its analysed terms for keyword search.
+type entry struct {
+	doc   *document.Document
+	terms map[string]int
+	len   int
+}
+
+// New returns an empty in-memory backend.
+func New() *Backend { return &Backend{colls: map[string]*collection{}} }
+
+// Dialect implements store.Backend: filters are evaluated in process, so no
+// raw fragment is accepted.
+func (b *Backend) Dialect() string { return "" }
+
+func (b *Backend) get(name string) (*collection, error) {
+	if b.closed {
+		return nil, store.ErrClosed
+	}
+	c, ok := b.colls[name]
+	if !ok {
+		return nil, store.ErrCollectionNotFound
+	}
+	return c, nil
+}
+
+// CreateCollection implements store.Backend.
+func (b *Backend) CreateCollection(_ context.Context, cfg store.CollectionConfig) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return store.ErrClosed
+	}
+	if _, ok := b.colls[cfg.Name]; ok {
+		return store.ErrCollectionExists
+	}
+	b.colls[cfg.Name] = &collection{cfg: cfg, docs: map[string]*entry{}}
+	return nil
+}
+
+// LoadCollection implements store.Backend.
+func (b *Backend) LoadCollection(_ context.Context, name string) (store.CollectionConfig, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(name)
+	if err != nil {
+		return store.CollectionConfig{}, err
+	}
+	return c.cfg, nil
+}
+
+// ListCollections implements store.Backend.
+func (b *Backend) ListCollections(context.Context) ([]store.CollectionConfig, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return nil, store.ErrClosed
+	}
+	out := make([]store.CollectionConfig, 0, len(b.colls))
+	for _, c := range b.colls {
+		out = append(out, c.cfg)
+	}
+	return out, nil
+}
+
+// DropCollection implements store.Backend.
+func (b *Backend) DropCollection(_ context.Context, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, err := b.get(name); err != nil {
+		return err
+	}
+	delete(b.colls, name)
+	return nil
+}
+
+// Upsert implements store.Backend. Documents are copied in, so callers may
+// reuse them.
+func (b *Backend) Upsert(ctx context.Context, coll string, docs []*document.Document) error {
+	entries := make([]*entry, len(docs))
+	for i, d := range docs {
+		c := d.Clone()
+		c.ClearScore()
+		// Keep canonical values (int64, float64, []any, map[string]any), as
+		// stores that serialise metadata return them.
+		md, err := document.Canonical(c.Metadata)
+		if err != nil {
+			return fmt.Errorf("document %s: %w", c.ID, err)
+		}
+		c.Metadata, _ = md.(map[string]any)
+		if c.Metadata == nil {
+			c.Metadata = map[string]any{}
+		}
+		terms, n := analyze(c.Content)
+		entries[i] = &entry{doc: c, terms: terms, len: n}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		c.docs[e.doc.ID] = e
+	}
+	return nil
+}
+
+// Get implements store.Backend.
+func (b *Backend) Get(_ context.Context, coll string, ids []string) ([]*document.Document, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*document.Document, 0, len(ids))
+	for _, id := range ids {
+		if e, ok := c.docs[id]; ok {
+			out = append(out, e.doc.Clone())
+		}
+	}
+	return out, nil
+}
+
+// Delete implements store.Backend.
+func (b *Backend) Delete(_ context.Context, coll string, f filter.Expr) (int, error) {
+	m, err := filter.NewMatcher(f)
+	if err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for id, e := range c.docs {
+		if m.MatchDocument(e.doc) {
+			delete(c.docs, id)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Count implements store.Backend.
+func (b *Backend) Count(_ context.Context, coll string, f filter.Expr) (int, error) {
+	m, err := filter.NewMatcher(f)
+	if err != nil {
+		return 0, err
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range c.docs {
+		if m.MatchDocument(e.doc) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// SearchVector implements store.Backend with an exact scan: every matching
+// document is scored by cosine similarity.
+func (b *Backend) SearchVector(ctx context.Context, coll string, vec []float32, f filter.Expr, k int) ([]*document.Document, error) {
+	m, err := filter.NewMatcher(f)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return nil, err
+	}
+	top := newTopK(k)
+	for _, e := range c.docs {
+		if !m.MatchDocument(e.doc) {
+			continue
+		}
+		s, err := document.Cosine(vec, e.doc.Embedding)
+		if err != nil {
+			return nil, fmt.Errorf("document %s: %w", e.doc.ID, err)
+		}
+		top.push(e.doc, s)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return top.result(), nil
+}
+
+// SearchKeyword implements store.Backend with exact BM25 (k1 0.9, b 0.4)
+// over the matching documents; collection statistics count every document.
+// Documents sharing no term with the query are not returned.
+func (b *Backend) SearchKeyword(ctx context.Context, coll string, query string, f filter.Expr, k int) ([]*document.Document, error) {
+	m, err := filter.NewMatcher(f)
+	if err != nil {
+		return nil, err
+	}
+	qterms, _ := analyze(query)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return nil, err
+	}
+	n := float64(len(c.docs))
+	var total int
+	df := make(map[string]int, len(qterms))
+	for _, e := range c.docs {
+		total += e.len
+		for t := range qterms {
+			if e.terms[t] > 0 {
+				df[t]++
+			}
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	avgdl := float64(total) / n
+	top := newTopK(k)
+	for _, e := range c.docs {
+		var s float64
+		for t := range qterms {
+			tf := float64(e.terms[t])
+			if tf == 0 {
+				continue
+			}
+			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
+			s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(e.len)/avgdl))
+		}
+		if s > 0 && m.MatchDocument(e.doc) {
+			top.push(e.doc, s)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return top.result(), nil
+}
+
+// Close implements store.Backend.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	b.colls = nil
+	return nil
+}
+
+// analyze is the reference store's plain analyzer: lower-cased runs of
+// letters and digits, counted.
+func analyze(text string) (map[string]int, int) {
+	terms := map[string]int{}
+	n := 0
+	start := -1
+	flush := func(end int) {
+		if start >= 0 {
+			terms[strings.ToLower(text[start:end])]++
+			n++
+			start = -1
+		}
+	}
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+	return terms, n
+}
+
+// topK keeps the k best documents by (score desc, id asc).
+type topK struct {
+	k    int
+	docs []*document.Document
+}
+
+func newTopK(k int) *topK { return &topK{k: k} }
+
+func (t *topK) push(d *document.Document, score float64) {
+	if len(t.docs) == t.k {
+		worst := t.docs[len(t.docs)-1]
+		if score < worst.Score || (score == worst.Score && d.ID > worst.ID) {
+			return
+		}
+	}
+	c := d.Clone()
+	c.SetScore(score)
+	// Insertion keeps the slice sorted; k is small next to the scan.
+	i := len(t.docs)
+	t.docs = append(t.docs, c)
+	for i > 0 && store.Less(c, t.docs[i-1]) {
+		t.docs[i] = t.docs[i-1]
+		i--
+	}
+	t.docs[i] = c
+	if len(t.docs) > t.k {
+		t.docs = t.docs[:t.k]
+	}
+}
+
+func (t *topK) result() []*document.Document { return t.docs }
