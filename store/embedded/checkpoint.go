@@ -1,0 +1,320 @@
+package embedded
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/quarry-rag/quarry/index/bitset"
+	"github.com/quarry-rag/quarry/index/hnsw"
+)
+
+// A checkpoint is a directory index/<collection>/ckpt-<seq>/ holding one file
+// per index and a manifest with the sequence number and each file's SHA-256.
+// CURRENT names the live checkpoint and is replaced atomically, so a crash
+// while writing leaves the previous checkpoint (or none) in place.
+const (
+	checkpointVersion = 1
+	currentFile       = "CURRENT"
+	manifestFile      = "manifest.json"
+)
+
+type manifest struct {
+	Version int               `json:"version"`
+	Seq     int64             `json:"seq"`
+	Files   map[string]string `json:"files"` // name → hex SHA-256
+}
+
+// idsFile is the external-id table; metaFile the filter index.
+type idsFile struct {
+	Ext []string
+}
+
+type metaFile struct {
+	Keys  []postingKey
+	Words [][]uint64
+	Lens  []int
+}
+
+func (b *Backend) indexDir(name string) string { return filepath.Join(b.dir, "index", name) }
+
+// load fills the indexes from the newest valid checkpoint, then replays the
+// writes it misses; without a usable checkpoint it rebuilds from the rows.
+// Callers hold mu.
+func (c *coll) load(ctx context.Context) error {
+	seq, err := c.readCheckpoint()
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			c.b.log.Warn("embedded store: checkpoint unusable, rebuilding from rows", "collection", c.cfg.Name, "err", err)
+		}
+		return c.rebuild(ctx)
+	}
+	c.seq = seq
+	dbSeq, err := c.b.collectionSeq(ctx, c.cid)
+	if err != nil {
+		return err
+	}
+	if seq > dbSeq {
+		c.b.log.Warn("embedded store: checkpoint is ahead of the database, rebuilding from rows", "collection", c.cfg.Name)
+		return c.rebuild(ctx)
+	}
+	return c.catchUp(ctx)
+}
+
+func (c *coll) readCheckpoint() (int64, error) {
+	dir := c.b.indexDir(c.cfg.Name)
+	cur, err := os.ReadFile(filepath.Join(dir, currentFile))
+	if err != nil {
+		return 0, err
+	}
+	name := strings.TrimSpace(string(cur))
+	if !strings.HasPrefix(name, "ckpt-") || strings.ContainsAny(name, `/\`) {
+		return 0, fmt.Errorf("CURRENT names %q", name)
+	}
+	ck := filepath.Join(dir, name)
+	raw, err := os.ReadFile(filepath.Join(ck, manifestFile))
+	if err != nil {
+		return 0, fmt.Errorf("manifest: %w", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, fmt.Errorf("manifest: %w", err)
+	}
+	if m.Version != checkpointVersion {
+		return 0, fmt.Errorf("checkpoint version %d, want %d", m.Version, checkpointVersion)
+	}
+	read := func(file string) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(ck, file))
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		if hex.EncodeToString(sum[:]) != m.Files[file] {
+			return nil, fmt.Errorf("%s: checksum mismatch", file)
+		}
+		return b, nil
+	}
+	idsRaw, err := read("ids.gob")
+	if err != nil {
+		return 0, err
+	}
+	metaRaw, err := read("meta.gob")
+	if err != nil {
+		return 0, err
+	}
+	vecRaw, err := read("hnsw.bin")
+	if err != nil {
+		return 0, err
+	}
+	var ids idsFile
+	if err := gob.NewDecoder(strings.NewReader(string(idsRaw))).Decode(&ids); err != nil {
+		return 0, fmt.Errorf("ids: %w", err)
+	}
+	var mf metaFile
+	if err := gob.NewDecoder(strings.NewReader(string(metaRaw))).Decode(&mf); err != nil {
+		return 0, fmt.Errorf("meta: %w", err)
+	}
+	vec, err := hnsw.Read(strings.NewReader(string(vecRaw)))
+	if err != nil {
+		return 0, fmt.Errorf("graph: %w", err)
+	}
+	if vec.Dim() != c.cfg.Model.Dimension || len(mf.Keys) != len(mf.Words) || len(mf.Keys) != len(mf.Lens) {
+		return 0, fmt.Errorf("checkpoint does not fit the collection")
+	}
+	return m.Seq, c.install(ids, mf, vec)
+}
+
+// install replaces the indexes with checkpointed ones.
+func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
+	c.ext = ids.Ext
+	c.ids = make(map[string]uint32, len(ids.Ext))
+	c.live = bitset.New(len(ids.Ext))
+	for i, e := range ids.Ext {
+		if e == "" {
+			continue
+		}
+		if !vec.Contains(uint32(i)) {
+			return fmt.Errorf("checkpoint: document %s has no graph node", e)
+		}
+		c.ids[e] = uint32(i)
+		c.live.Add(uint32(i))
+	}
+	if len(c.ids) != vec.Len() {
+		return fmt.Errorf("checkpoint: %d documents but %d graph nodes", len(c.ids), vec.Len())
+	}
+	c.vec = vec
+	m := newMetaIndex(c.cfg.Schema)
+	m.byDoc = make([][]uint32, len(ids.Ext))
+	for i, k := range mf.Keys {
+		if _, ok := m.fields[k.Field]; !ok {
+			return fmt.Errorf("checkpoint: field %q is not filterable", k.Field)
+		}
+		p := m.posting(k.Field, k.Key)
+		s := bitset.New(mf.Lens[i])
+		for j, w := range mf.Words[i] {
+			for w != 0 {
+				bit := uint32(j*64) + uint32(bits.TrailingZeros64(w))
+				if int(bit) >= len(ids.Ext) || ids.Ext[bit] == "" {
+					return fmt.Errorf("checkpoint: posting %s=%s holds a free id", k.Field, k.Key)
+				}
+				s.Add(bit)
+				m.byDoc[bit] = append(m.byDoc[bit], p)
+				m.present[k.Field].Add(bit)
+				w &= w - 1
+			}
+		}
+		m.sets[p] = s
+		if col, ok := m.numeric[k.Field]; ok && strings.HasPrefix(k.Key, "n") {
+			f, err := strconv.ParseFloat(k.Key[1:], 64)
+			if err != nil {
+				return fmt.Errorf("checkpoint: numeric key %q: %w", k.Key, err)
+			}
+			for len(col) < len(ids.Ext) {
+				col = append(col, math.NaN())
+			}
+			s.Range(func(id uint32) bool { col[id] = f; return true })
+			m.numeric[k.Field] = col
+		}
+	}
+	c.meta = m
+	return nil
+}
+
+// checkpoint writes the collection's indexes if they changed since the last
+// checkpoint, then trims the journal the checkpoint covers.
+func (c *coll) checkpoint(ctx context.Context) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var ckptSeq int64
+	if err := c.b.r.QueryRowContext(ctx, `SELECT ckpt_seq FROM collections WHERE id = ?`, c.cid).Scan(&ckptSeq); err != nil {
+		return fmt.Errorf("checkpoint %q: %w", c.cfg.Name, err)
+	}
+	cur, _ := os.ReadFile(filepath.Join(c.b.indexDir(c.cfg.Name), currentFile))
+	name := "ckpt-" + strconv.FormatInt(c.seq, 10)
+	if c.seq == ckptSeq && strings.TrimSpace(string(cur)) == name {
+		return nil
+	}
+	if err := c.writeCheckpoint(name); err != nil {
+		return fmt.Errorf("checkpoint %q: %w", c.cfg.Name, err)
+	}
+	if _, err := c.b.w.ExecContext(ctx, `UPDATE collections SET ckpt_seq = ? WHERE id = ? AND ckpt_seq < ?`, c.seq, c.cid, c.seq); err != nil {
+		return fmt.Errorf("checkpoint %q: %w", c.cfg.Name, err)
+	}
+	if _, err := c.b.w.ExecContext(ctx, `DELETE FROM journal WHERE collection_id = ? AND seq <= ?`, c.cid, c.seq); err != nil {
+		return fmt.Errorf("checkpoint %q: trim journal: %w", c.cfg.Name, err)
+	}
+	return nil
+}
+
+func (c *coll) writeCheckpoint(name string) error {
+	dir := c.b.indexDir(c.cfg.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, name+".tmp")
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return err
+	}
+	m := manifest{Version: checkpointVersion, Seq: c.seq, Files: map[string]string{}}
+	write := func(file string, fn func(io.Writer) error) error {
+		f, err := os.Create(filepath.Join(tmp, file))
+		if err != nil {
+			return err
+		}
+		h := sha256.New()
+		bw := bufio.NewWriterSize(io.MultiWriter(f, h), 1<<20)
+		err = fn(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		m.Files[file] = hex.EncodeToString(h.Sum(nil))
+		return nil
+	}
+	if err := write("ids.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(idsFile{Ext: c.ext}) }); err != nil {
+		return err
+	}
+	mf := metaFile{Keys: c.meta.keys, Words: make([][]uint64, len(c.meta.sets)), Lens: make([]int, len(c.meta.sets))}
+	for i, s := range c.meta.sets {
+		mf.Words[i], mf.Lens[i] = s.Words(), s.Len()
+	}
+	if err := write("meta.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(mf) }); err != nil {
+		return err
+	}
+	if err := write("hnsw.bin", func(w io.Writer) error { _, err := c.vec.WriteTo(w); return err }); err != nil {
+		return err
+	}
+	if err := write(manifestFile, func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {
+		return err
+	}
+	final := filepath.Join(dir, name)
+	if err := os.RemoveAll(final); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, currentFile), []byte(name+"\n")); err != nil {
+		return err
+	}
+	// Older checkpoints are no longer reachable.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "ckpt-") && e.Name() != name {
+			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic replaces path with data so a reader sees the old or the
+// new content, never a mix.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,389 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/index/bitset"
+	"github.com/quarry-rag/quarry/index/hnsw"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// coll is the in-memory side of one collection: the indexes derived from
+// its rows, and the sequence number of the last write they reflect.
+//
+// mu serialises writers and lets readers share: a writer holds it from the
+// SQLite commit until every index reflects the write, so a reader never sees
+// half a batch.
+type coll struct {
+	b   *Backend
+	cfg store.CollectionConfig
+	cid int64
+
+	mu   sync.RWMutex
+	seq  int64             // last write the indexes reflect
+	ids  map[string]uint32 // external id → internal id
+	ext  []string          // internal id → external id ("" when free)
+	live *bitset.Set
+	vec  *hnsw.Index
+	meta *metaIndex
+}
+
+func newColl(b *Backend, cid int64, cfg store.CollectionConfig) (*coll, error) {
+	c := &coll{b: b, cfg: cfg, cid: cid}
+	if err := c.reset(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// reset empties the indexes.
+func (c *coll) reset() error {
+	v, err := hnsw.New(c.cfg.Model.Dimension, hnsw.Config{Seed: 1})
+	if err != nil {
+		return fmt.Errorf("collection %q: %w", c.cfg.Name, err)
+	}
+	c.seq = 0
+	c.ids = map[string]uint32{}
+	c.ext = nil
+	c.live = bitset.New(0)
+	c.vec = v
+	c.meta = newMetaIndex(c.cfg.Schema)
+	return nil
+}
+
+// add indexes a document, replacing any document with the same id.
+func (c *coll) add(d *document.Document) error {
+	c.remove(d.ID)
+	id, err := c.vec.Add(d.Embedding)
+	if err != nil {
+		return fmt.Errorf("index document %s: %w", d.ID, err)
+	}
+	for int(id) >= len(c.ext) {
+		c.ext = append(c.ext, "")
+	}
+	c.ext[id] = d.ID
+	c.ids[d.ID] = id
+	c.live.Add(id)
+	c.meta.add(id, d)
+	return nil
+}
+
+// remove unindexes a document; unknown ids are ignored.
+func (c *coll) remove(extID string) {
+	id, ok := c.ids[extID]
+	if !ok {
+		return
+	}
+	_ = c.vec.Delete(id) // the id is live: Delete cannot fail
+	c.live.Remove(id)
+	c.meta.remove(id)
+	c.ext[id] = ""
+	delete(c.ids, extID)
+}
+
+// compactIfNeeded unlinks deleted graph nodes once they are a tenth of the
+// graph: tombstones slow searches, and compaction frees their ids.
+func (c *coll) compactIfNeeded() {
+	if d := c.vec.Deleted(); d > 0 && d*10 >= c.vec.Len()+d {
+		c.vec.Compact()
+	}
+}
+
+// allow compiles f (nil for none) to the set of live internal ids it
+// matches.
+func (c *coll) allow(f filter.Expr) (*bitset.Set, error) {
+	if f == nil {
+		return c.live.Clone(), nil
+	}
+	s, err := c.meta.compile(f, c.vec.IDLimit())
+	if err != nil {
+		return nil, err
+	}
+	s.And(c.live)
+	return s, nil
+}
+
+// refresh brings the indexes up to the database: another process (or a
+// crash) may have committed writes they do not reflect yet.
+func (c *coll) refresh(ctx context.Context) error {
+	dbSeq, err := c.b.collectionSeq(ctx, c.cid)
+	if err != nil {
+		return err
+	}
+	c.mu.RLock()
+	behind := dbSeq != c.seq
+	c.mu.RUnlock()
+	if !behind {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.catchUp(ctx)
+}
+
+// catchUp replays the journal written after c.seq. Callers hold mu.
+func (c *coll) catchUp(ctx context.Context) error {
+	var dbSeq, ckptSeq int64
+	err := c.b.r.QueryRowContext(ctx, `SELECT seq, ckpt_seq FROM collections WHERE id = ?`, c.cid).Scan(&dbSeq, &ckptSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ErrCollectionNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("read collection %q: %w", c.cfg.Name, err)
+	}
+	if dbSeq == c.seq {
+		return nil
+	}
+	if dbSeq < c.seq || c.seq < ckptSeq {
+		// The journal no longer covers what the indexes miss (or the
+		// database went back in time): rebuild from the rows.
+		return c.rebuild(ctx)
+	}
+	rows, err := c.b.r.QueryContext(ctx, `SELECT DISTINCT id FROM journal WHERE collection_id = ? AND seq > ? AND seq <= ?`, c.cid, c.seq, dbSeq)
+	if err != nil {
+		return fmt.Errorf("read journal of %q: %w", c.cfg.Name, err)
+	}
+	var touched []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("read journal of %q: %w", c.cfg.Name, err)
+		}
+		touched = append(touched, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read journal of %q: %w", c.cfg.Name, err)
+	}
+	// The rows hold the final state: upsert what exists, drop the rest.
+	docs, err := c.b.loadDocs(ctx, c.cid, touched)
+	if err != nil {
+		return err
+	}
+	found := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		found[d.ID] = true
+		if err := c.add(d); err != nil {
+			return err
+		}
+	}
+	for _, id := range touched {
+		if !found[id] {
+			c.remove(id)
+		}
+	}
+	c.compactIfNeeded()
+	c.seq = dbSeq
+	return nil
+}
+
+// rebuild replays every row of the collection. Callers hold mu.
+func (c *coll) rebuild(ctx context.Context) error {
+	if err := c.reset(); err != nil {
+		return err
+	}
+	var dbSeq int64
+	if err := c.b.r.QueryRowContext(ctx, `SELECT seq FROM collections WHERE id = ?`, c.cid).Scan(&dbSeq); err != nil {
+		return fmt.Errorf("read collection %q: %w", c.cfg.Name, err)
+	}
+	var n int
+	if err := c.b.r.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE collection_id = ?`, c.cid).Scan(&n); err != nil {
+		return fmt.Errorf("count rows of %q: %w", c.cfg.Name, err)
+	}
+	c.vec.Grow(n)
+	err := c.b.scanDocs(ctx, `SELECT id, content, source_type, source_name, metadata, embedding, provenance
+		FROM documents WHERE collection_id = ? ORDER BY seq, id`, []any{c.cid}, func(d *document.Document) error {
+		return c.add(d)
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild indexes of %q: %w", c.cfg.Name, err)
+	}
+	c.seq = dbSeq
+	return nil
+}
+
+// hits turns internal results into documents read from SQLite, ordered by
+// score then external id. Callers hold mu (read or write).
+func (c *coll) hits(ctx context.Context, ids []uint32, scores []float64, k int) ([]*document.Document, error) {
+	type cand struct {
+		ext   string
+		score float64
+	}
+	cands := make([]cand, len(ids))
+	for i, id := range ids {
+		cands[i] = cand{c.ext[id], scores[i]}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return cands[i].score > cands[j].score
+		}
+		return cands[i].ext < cands[j].ext
+	})
+	if len(cands) > k {
+		cands = cands[:k]
+	}
+	ext := make([]string, len(cands))
+	for i, cd := range cands {
+		ext[i] = cd.ext
+	}
+	docs, err := c.b.loadDocs(ctx, c.cid, ext)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*document.Document, len(docs))
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	out := make([]*document.Document, 0, len(cands))
+	for _, cd := range cands {
+		d, ok := byID[cd.ext]
+		if !ok {
+			return nil, fmt.Errorf("collection %q: indexed document %s has no row: the index is stale", c.cfg.Name, cd.ext)
+		}
+		d.SetScore(cd.score)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// searchVector runs a filtered vector search. Small allow-sets are scanned
+// exactly and completely, so ties are broken by external id; large ones walk
+// the graph with a few extra candidates for the same reason.
+func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k int) ([]*document.Document, error) {
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	allow, err := c.allow(f)
+	if err != nil {
+		return nil, err
+	}
+	n := allow.Count()
+	if n == 0 {
+		return nil, nil
+	}
+	want := k + tieSlack
+	opt := hnsw.SearchOptions{Allow: allow}
+	if c.vec.ExactFor(allow) {
+		want = n
+	} else if f == nil {
+		opt.Allow = nil // every live node: a plain graph walk
+	}
+	res, err := c.vec.Search(q, want, opt)
+	if err != nil {
+		return nil, fmt.Errorf("vector search in %q: %w", c.cfg.Name, err)
+	}
+	ids := make([]uint32, len(res))
+	scores := make([]float64, len(res))
+	for i, r := range res {
+		ids[i], scores[i] = r.ID, float64(r.Score)
+	}
+	return c.hits(ctx, ids, scores, k)
+}
+
+// tieSlack is how many extra graph candidates a search asks for so that
+// results tied on score at the k-th place are ordered by external id.
+const tieSlack = 8
+
+func (c *coll) count(ctx context.Context, f filter.Expr) (int, error) {
+	if err := c.refresh(ctx); err != nil {
+		return 0, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	allow, err := c.allow(f)
+	if err != nil {
+		return 0, err
+	}
+	return allow.Count(), nil
+}
+
+// upsert commits docs and indexes them.
+func (c *coll) upsert(ctx context.Context, docs []*document.Document) error {
+	rows := make([]row, len(docs))
+	for i, d := range docs {
+		r, err := encodeRow(d)
+		if err != nil {
+			return err
+		}
+		rows[i] = r
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.catchUp(ctx); err != nil {
+		return err
+	}
+	seq, err := c.b.writeRows(ctx, c.cid, rows, nil)
+	if err != nil {
+		return err
+	}
+	return c.applied(ctx, seq, func() error {
+		for _, d := range docs {
+			if err := c.add(d.Clone()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// applied updates the indexes after a commit at seq. When seq is not the
+// next write (another process wrote in between), or applying fails, the
+// journal is replayed instead: SQLite has the truth either way.
+func (c *coll) applied(ctx context.Context, seq int64, apply func() error) error {
+	if seq != c.seq+1 {
+		if err := c.catchUp(ctx); err != nil {
+			return fmt.Errorf("collection %q: write committed but indexes could not catch up: %w", c.cfg.Name, err)
+		}
+		return nil
+	}
+	if err := apply(); err == nil {
+		c.seq = seq
+		c.compactIfNeeded()
+		return nil
+	}
+	if err := c.rebuild(ctx); err != nil {
+		return fmt.Errorf("collection %q: write committed but indexes need a rebuild: %w", c.cfg.Name, err)
+	}
+	return nil
+}
+
+func (c *coll) delete(ctx context.Context, f filter.Expr) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.catchUp(ctx); err != nil {
+		return 0, err
+	}
+	allow, err := c.allow(f)
+	if err != nil {
+		return 0, err
+	}
+	var ext []string
+	allow.Range(func(id uint32) bool {
+		ext = append(ext, c.ext[id])
+		return true
+	})
+	if len(ext) == 0 {
+		return 0, nil
+	}
+	seq, err := c.b.writeRows(ctx, c.cid, nil, ext)
+	if err != nil {
+		return 0, err
+	}
+	err = c.applied(ctx, seq, func() error {
+		for _, id := range ext {
+			c.remove(id)
+		}
+		return nil
+	})
+	return len(ext), err
+}

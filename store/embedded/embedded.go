@@ -1,0 +1,423 @@
+// Package embedded is Quarry's default store: zero services, one directory.
+//
+// SQLite (quarry.db, WAL) is the only source of truth for collections,
+// documents, metadata and vectors. The indexes — an HNSW graph, a BM25
+// inverted index and bitsets for filterable fields — live in memory, derived
+// from the rows, and are checkpointed under index/<collection>/ with the
+// sequence number of the last write they reflect. On open a checkpoint that
+// is missing, corrupt or behind is repaired by replaying rows, so a crash at
+// any point loses no acknowledged write and corrupts nothing.
+//
+// Importing the package registers the "embedded:DIR" URL scheme.
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store"
+)
+
+func init() { store.Register("embedded", driver{}) }
+
+type driver struct{}
+
+func (driver) Open(ctx context.Context, url string) (store.Backend, error) {
+	dir := strings.TrimPrefix(strings.TrimPrefix(url, "embedded:"), "//")
+	if dir == "" {
+		return nil, fmt.Errorf("embedded store needs a directory: embedded:DIR")
+	}
+	return Open(ctx, dir, Options{})
+}
+
+// Options tune an embedded store. Zero values mean the defaults.
+type Options struct {
+	// Logger receives repairs and checkpoint events; slog.Default() when nil.
+	Logger *slog.Logger
+}
+
+// DBFile is the database's file name inside the store directory.
+const DBFile = "quarry.db"
+
+// Backend is the embedded store.Backend.
+type Backend struct {
+	dir string
+	w   *sql.DB // the single writer connection
+	r   *sql.DB // readers
+	log *slog.Logger
+
+	mu     sync.Mutex // guards colls and closed
+	colls  map[string]*coll
+	closed bool
+}
+
+// Open opens (creating when needed) the store in dir.
+func Open(ctx context.Context, dir string, opt Options) (*Backend, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("embedded store %s: %w", dir, err)
+	}
+	w, r, err := openDB(ctx, filepath.Join(dir, DBFile))
+	if err != nil {
+		return nil, fmt.Errorf("embedded store: %w", err)
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Backend{dir: dir, w: w, r: r, log: log, colls: map[string]*coll{}}, nil
+}
+
+// Dir returns the store's directory.
+func (b *Backend) Dir() string { return b.dir }
+
+// Dialect implements store.Backend: filters are evaluated in process.
+func (b *Backend) Dialect() string { return "" }
+
+// collection returns the loaded collection, loading its indexes on first
+// use: from a valid checkpoint, else by replaying rows.
+func (b *Backend) collection(ctx context.Context, name string) (*coll, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, store.ErrClosed
+	}
+	if c, ok := b.colls[name]; ok {
+		return c, nil
+	}
+	var cid int64
+	var raw string
+	err := b.r.QueryRowContext(ctx, `SELECT id, config FROM collections WHERE name = ?`, name).Scan(&cid, &raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrCollectionNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read collection %q: %w", name, err)
+	}
+	cfg, err := decodeConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: %w", name, err)
+	}
+	c, err := newColl(b, cid, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	err = c.load(ctx)
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	b.colls[name] = c
+	return c, nil
+}
+
+func decodeConfig(raw string) (store.CollectionConfig, error) {
+	var cfg store.CollectionConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return cfg, fmt.Errorf("stored configuration is corrupt: %w", err)
+	}
+	return cfg, nil
+}
+
+func (b *Backend) collectionSeq(ctx context.Context, cid int64) (int64, error) {
+	var seq int64
+	err := b.r.QueryRowContext(ctx, `SELECT seq FROM collections WHERE id = ?`, cid).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, store.ErrCollectionNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read collection sequence: %w", err)
+	}
+	return seq, nil
+}
+
+// CreateCollection implements store.Backend.
+func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConfig) error {
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encode configuration: %w", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return store.ErrClosed
+	}
+	res, err := b.w.ExecContext(ctx, `INSERT INTO collections(name, config) VALUES (?, ?) ON CONFLICT(name) DO NOTHING`, cfg.Name, string(raw))
+	if err != nil {
+		return fmt.Errorf("insert collection: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrCollectionExists
+	}
+	// A leftover checkpoint of a dropped namesake must never be loaded.
+	return os.RemoveAll(b.indexDir(cfg.Name))
+}
+
+// LoadCollection implements store.Backend.
+func (b *Backend) LoadCollection(ctx context.Context, name string) (store.CollectionConfig, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return store.CollectionConfig{}, err
+	}
+	return c.cfg, nil
+}
+
+// ListCollections implements store.Backend.
+func (b *Backend) ListCollections(ctx context.Context) ([]store.CollectionConfig, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT config FROM collections ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list collections: %w", err)
+	}
+	defer rows.Close()
+	var out []store.CollectionConfig
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("list collections: %w", err)
+		}
+		cfg, err := decodeConfig(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cfg)
+	}
+	return out, rows.Err()
+}
+
+// DropCollection implements store.Backend.
+func (b *Backend) DropCollection(ctx context.Context, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return store.ErrClosed
+	}
+	res, err := b.w.ExecContext(ctx, `DELETE FROM collections WHERE name = ?`, name)
+	if err != nil {
+		return fmt.Errorf("delete collection: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.ErrCollectionNotFound
+	}
+	delete(b.colls, name)
+	return os.RemoveAll(b.indexDir(name))
+}
+
+// Upsert implements store.Backend.
+func (b *Backend) Upsert(ctx context.Context, name string, docs []*document.Document) error {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return err
+	}
+	return c.upsert(ctx, docs)
+}
+
+// Get implements store.Backend.
+func (b *Backend) Get(ctx context.Context, name string, ids []string) ([]*document.Document, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := b.loadDocs(ctx, c.cid, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*document.Document, len(docs))
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	out := make([]*document.Document, 0, len(docs))
+	for _, id := range ids {
+		if d, ok := byID[id]; ok {
+			out = append(out, d)
+			delete(byID, id) // a repeated id is returned once
+		}
+	}
+	return out, nil
+}
+
+// Delete implements store.Backend.
+func (b *Backend) Delete(ctx context.Context, name string, f filter.Expr) (int, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	return c.delete(ctx, f)
+}
+
+// Count implements store.Backend.
+func (b *Backend) Count(ctx context.Context, name string, f filter.Expr) (int, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	return c.count(ctx, f)
+}
+
+// SearchVector implements store.Backend.
+func (b *Backend) SearchVector(ctx context.Context, name string, q []float32, f filter.Expr, k int) ([]*document.Document, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.searchVector(ctx, q, f, k)
+}
+
+// SearchKeyword implements store.Backend.
+func (b *Backend) SearchKeyword(ctx context.Context, name string, query string, f filter.Expr, k int) ([]*document.Document, error) {
+	if _, err := b.collection(ctx, name); err != nil {
+		return nil, err
+	}
+	return nil, store.ErrUnsupported
+}
+
+// Checkpoint writes the indexes of every loaded collection that changed
+// since its last checkpoint.
+func (b *Backend) Checkpoint(ctx context.Context) error {
+	b.mu.Lock()
+	colls := make([]*coll, 0, len(b.colls))
+	for _, c := range b.colls {
+		colls = append(colls, c)
+	}
+	b.mu.Unlock()
+	var errs []error
+	for _, c := range colls {
+		if err := c.checkpoint(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close checkpoints the loaded collections and closes the database. A
+// checkpoint that fails is logged, not fatal: the rows are the truth.
+func (b *Backend) Close() error {
+	if err := b.Checkpoint(context.Background()); err != nil {
+		b.log.Warn("embedded store: checkpoint on close failed; indexes will be rebuilt on next open", "dir", b.dir, "err", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	b.colls = nil
+	return errors.Join(b.r.Close(), b.w.Close())
+}
+
+// writeRows commits one write — upserted rows and deleted ids — with its
+// journal entries, and returns the write's sequence number.
+func (b *Backend) writeRows(ctx context.Context, cid int64, rows []row, deleted []string) (int64, error) {
+	tx, err := b.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("begin write: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `UPDATE collections SET seq = seq + 1 WHERE id = ? RETURNING seq`, cid).Scan(&seq); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, store.ErrCollectionNotFound
+		}
+		return 0, fmt.Errorf("advance sequence: %w", err)
+	}
+	if len(rows) > 0 {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO documents(collection_id, id, seq, content, source_type, source_name, metadata, embedding, provenance)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(collection_id, id) DO UPDATE SET seq = excluded.seq, content = excluded.content,
+				source_type = excluded.source_type, source_name = excluded.source_name, metadata = excluded.metadata,
+				embedding = excluded.embedding, provenance = excluded.provenance`)
+		if err != nil {
+			return 0, fmt.Errorf("prepare insert: %w", err)
+		}
+		defer ins.Close()
+		jr, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO journal(collection_id, seq, id, deleted) VALUES (?, ?, ?, 0)`)
+		if err != nil {
+			return 0, fmt.Errorf("prepare journal: %w", err)
+		}
+		defer jr.Close()
+		for _, r := range rows {
+			if _, err := ins.ExecContext(ctx, cid, r.id, seq, r.content, r.sourceType, r.sourceName, r.metadata, r.embedding, r.provenance); err != nil {
+				return 0, fmt.Errorf("write document %s: %w", r.id, err)
+			}
+			if _, err := jr.ExecContext(ctx, cid, seq, r.id); err != nil {
+				return 0, fmt.Errorf("journal document %s: %w", r.id, err)
+			}
+		}
+	}
+	for start := 0; start < len(deleted); start += maxParams {
+		part := deleted[start:min(start+maxParams, len(deleted))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, cid)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE collection_id = ? AND id IN (`+placeholders(len(part))+`)`, args...); err != nil {
+			return 0, fmt.Errorf("delete documents: %w", err)
+		}
+		for _, id := range part {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO journal(collection_id, seq, id, deleted) VALUES (?, ?, ?, 1)`, cid, seq, id); err != nil {
+				return 0, fmt.Errorf("journal delete of %s: %w", id, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit write: %w", err)
+	}
+	return seq, nil
+}
+
+// loadDocs reads the rows with the given ids (in no particular order).
+func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string) ([]*document.Document, error) {
+	var out []*document.Document
+	for start := 0; start < len(ids); start += maxParams {
+		part := ids[start:min(start+maxParams, len(ids))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, cid)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		err := b.scanDocs(ctx, `SELECT id, content, source_type, source_name, metadata, embedding, provenance
+			FROM documents WHERE collection_id = ? AND id IN (`+placeholders(len(part))+`)`, args, func(d *document.Document) error {
+			out = append(out, d)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (b *Backend) scanDocs(ctx context.Context, query string, args []any, fn func(*document.Document) error) error {
+	rows, err := b.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.content, &r.sourceType, &r.sourceName, &r.metadata, &r.embedding, &r.provenance); err != nil {
+			return fmt.Errorf("read documents: %w", err)
+		}
+		d, err := decodeRow(r)
+		if err != nil {
+			return err
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package embedded
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+
+	"github.com/quarry-rag/quarry/document"
+)
+
+// schemaVersion is bumped with every incompatible change to the tables.
+const schemaVersion = 1
+
+// ddl creates the tables. SQLite is the only source of truth: every index
+// can be rebuilt from these rows. journal records, per collection, which
+// document ids each committed write touched, so a checkpoint that is behind
+// is brought up to date by replaying only the newer writes.
+const ddl = `
+CREATE TABLE IF NOT EXISTS quarry_meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS collections (
+	id     INTEGER PRIMARY KEY,
+	name   TEXT NOT NULL UNIQUE,
+	config TEXT NOT NULL,
+	seq      INTEGER NOT NULL DEFAULT 0,
+	ckpt_seq INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS documents (
+	collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+	id            TEXT NOT NULL,
+	seq           INTEGER NOT NULL,
+	content       TEXT NOT NULL,
+	source_type   TEXT NOT NULL,
+	source_name   TEXT NOT NULL,
+	metadata      TEXT NOT NULL,
+	embedding     BLOB NOT NULL,
+	provenance    TEXT NOT NULL,
+	PRIMARY KEY (collection_id, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS documents_source ON documents(collection_id, source_type, source_name);
+CREATE TABLE IF NOT EXISTS journal (
+	collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+	seq           INTEGER NOT NULL,
+	id            TEXT NOT NULL,
+	deleted       INTEGER NOT NULL,
+	PRIMARY KEY (collection_id, seq, id)
+) WITHOUT ROWID;
+`
+
+// openDB opens the database with one writer connection and a small pool of
+// readers. WAL lets readers run while a write commits; synchronous=FULL
+// makes an acknowledged write survive power loss, not only a process crash.
+func openDB(ctx context.Context, path string) (w, r *sql.DB, err error) {
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"} {
+		q.Add("_pragma", p)
+	}
+	dsn := "file:" + path + "?" + q.Encode()
+	w, err = sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	if _, err := w.ExecContext(ctx, ddl); err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("create tables in %s: %w", path, err)
+	}
+	if err := checkVersion(ctx, w); err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rq := url.Values{}
+	for _, p := range []string{"foreign_keys(1)", "busy_timeout(10000)", "query_only(1)"} {
+		rq.Add("_pragma", p)
+	}
+	r, err = sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(4)
+	return w, r, nil
+}
+
+func checkVersion(ctx context.Context, db *sql.DB) error {
+	var v string
+	err := db.QueryRowContext(ctx, `SELECT value FROM quarry_meta WHERE key = 'schema_version'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = db.ExecContext(ctx, `INSERT INTO quarry_meta(key, value) VALUES ('schema_version', ?)`, fmt.Sprint(schemaVersion))
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v != fmt.Sprint(schemaVersion) {
+		return fmt.Errorf("database schema version %s; this Quarry reads version %d", v, schemaVersion)
+	}
+	return nil
+}
+
+// row is a document as stored.
+type row struct {
+	id, content, sourceType, sourceName string
+	metadata, provenance                string
+	embedding                           []byte
+}
+
+// MetadataKey is the storage key of a document's metadata payload: the
+// whole metadata as one JSON object, so undeclared and nested values
+// round-trip exactly.
+const MetadataKey = "_quarry_metadata"
+
+// ToStorage maps metadata to its stored form: the JSON payload under
+// MetadataKey plus the schema's filterable fields projected beside it, for
+// engines that index them as columns.
+func ToStorage(s *document.Schema, md map[string]any) (map[string]any, error) {
+	payload, err := document.MarshalValue(md)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	out := map[string]any{MetadataKey: string(payload)}
+	if s != nil {
+		for _, f := range s.Fields {
+			if v, ok := md[f.Name]; ok && f.Filterable {
+				c, _ := document.Canonical(v)
+				out[f.Name] = c
+			}
+		}
+	}
+	return out, nil
+}
+
+// Hydrate reads metadata back from its stored form. A payload that is not a
+// JSON string, not valid JSON, not an object, or holds a reserved key is
+// corruption and an error: never silently dropped.
+func Hydrate(stored map[string]any) (map[string]any, error) {
+	p, ok := stored[MetadataKey].(string)
+	if !ok {
+		return nil, fmt.Errorf("stored document metadata payload must be a JSON string, got %s", document.TypeName(stored[MetadataKey]))
+	}
+	return decodeMetadata(p)
+}
+
+func decodeMetadata(p string) (map[string]any, error) {
+	v, err := document.DecodeJSONValue([]byte(p))
+	if err != nil {
+		return nil, fmt.Errorf("stored document metadata payload contains invalid JSON: %w", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("stored document metadata payload must decode to an object, got %s", document.TypeName(v))
+	}
+	for k := range m {
+		if document.IsReserved(k) || k == "" {
+			return nil, fmt.Errorf("stored document metadata field %q is reserved by Quarry: the row is corrupt", k)
+		}
+	}
+	return m, nil
+}
+
+func encodeRow(d *document.Document) (row, error) {
+	md, err := document.MarshalValue(d.Metadata)
+	if err != nil {
+		return row{}, fmt.Errorf("document %s: metadata: %w", d.ID, err)
+	}
+	if d.Metadata == nil {
+		md = []byte("{}")
+	}
+	prov, err := json.Marshal(d.Provenance)
+	if err != nil {
+		return row{}, fmt.Errorf("document %s: provenance: %w", d.ID, err)
+	}
+	return row{
+		id: d.ID, content: d.Content, sourceType: d.SourceType, sourceName: d.SourceName,
+		metadata: string(md), provenance: string(prov), embedding: encodeVector(d.Embedding),
+	}, nil
+}
+
+func decodeRow(r row) (*document.Document, error) {
+	md, err := decodeMetadata(r.metadata)
+	if err != nil {
+		return nil, fmt.Errorf("document %s: %w", r.id, err)
+	}
+	d := &document.Document{
+		ID: r.id, Content: r.content, SourceType: r.sourceType, SourceName: r.sourceName, Metadata: md,
+	}
+	if err := json.Unmarshal([]byte(r.provenance), &d.Provenance); err != nil {
+		return nil, fmt.Errorf("document %s: provenance: %w", r.id, err)
+	}
+	if d.Embedding, err = decodeVector(r.embedding); err != nil {
+		return nil, fmt.Errorf("document %s: %w", r.id, err)
+	}
+	return d, nil
+}
+
+// encodeVector stores a vector as little-endian float32s.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVector(b []byte) ([]float32, error) {
+	if len(b)%4 != 0 {
+		return nil, fmt.Errorf("stored embedding has %d bytes, not a multiple of 4", len(b))
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v, nil
+}
+
+// placeholders returns "?,?,…" for n parameters.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// maxParams keeps IN lists under SQLite's bound-parameter limit.
+const maxParams = 500
