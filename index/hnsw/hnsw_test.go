@@ -151,7 +151,7 @@ func TestFilteredRecall(t *testing.T) {
 					s := newSearcher(testDim)
 					copy(s.q, q)
 					_ = vec.Normalize(s.q)
-					got = x.graphSearch(s, 10, filterEf(64, allow.Count(), n), allow)
+					got = x.graphSearch(s, 10, 64, allow)
 				} else {
 					var err error
 					got, err = x.Search(q, 10, SearchOptions{Allow: allow})
@@ -354,16 +354,16 @@ func TestValidateRejectsForgedLinks(t *testing.T) {
 
 func TestConcurrentSearchWhileAdding(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	data := clustered(r, 1200, testDim, 12, 0.1)
-	x := build(t, data[:200], Config{M: 8, EfConstruction: 64})
+	data := clustered(r, 700, testDim, 12, 0.1)
+	x := build(t, data[:200], Config{M: 8, EfConstruction: 32})
 	queries := clustered(r, 20, testDim, 12, 0.1)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range 150 {
-				if _, err := x.Search(queries[(g+i)%len(queries)], 5, SearchOptions{}); err != nil {
+			for i := range 60 {
+				if _, err := x.Search(queries[(g+i)%len(queries)], 5, SearchOptions{Ef: 16}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -377,7 +377,7 @@ func TestConcurrentSearchWhileAdding(t *testing.T) {
 		if i%50 == 0 {
 			_ = x.Delete(uint32(i))
 		}
-		if i == 500 {
+		if i == 300 {
 			x.Compact()
 		}
 	}

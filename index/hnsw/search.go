@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/quarry-rag/quarry/index/bitset"
@@ -22,6 +23,7 @@ type searcher struct {
 	sel2    []item
 	tmp     []item
 	stack   []uint32
+	batch   []uint32
 	top     *vec.TopK
 }
 
@@ -85,22 +87,9 @@ func (x *Index) Search(q []float32, k int, opt SearchOptions) ([]vec.Result, err
 	if x.maxLevel < 0 {
 		return nil, nil
 	}
-	ef := opt.Ef
-	if ef <= 0 {
-		ef = x.efs
-	}
-	if ef <= 0 {
-		ef = max(DefaultMinEfSearch, 2*k)
-	}
-	ef = max(ef, k)
-	if opt.Allow != nil {
-		allowed := countBelow(opt.Allow, x.n)
-		if useExact(allowed, x.n) {
-			return x.exact(s, k, opt.Allow), nil
-		}
-		// A walk that only keeps allowed nodes needs room to find them:
-		// widen ef as the allowed fraction shrinks (see filterEf).
-		ef = filterEf(ef, allowed, x.n)
+	ef := x.searchEf(k, opt.Ef)
+	if opt.Allow != nil && useExact(countBelow(opt.Allow, x.n), ef) {
+		return x.exact(s, k, opt.Allow), nil
 	}
 	return x.graphSearch(s, k, ef, opt.Allow), nil
 }
@@ -112,8 +101,17 @@ func (x *Index) graphSearch(s *searcher, k, ef int, allow *bitset.Set) []vec.Res
 	for lc := x.maxLevel; lc > 0; lc-- {
 		ep, epd = x.greedy(q, ep, epd, lc)
 	}
-	s.eps = append(s.eps[:0], item{epd, ep})
-	x.searchLayer(s, q, s.eps, ef, 0, allow, allow != nil || len(x.tomb) > 0)
+	if allow != nil {
+		x.searchAllowed(s, q, item{epd, ep}, ef, allow)
+		if len(s.res) < k && countBelow(allow, x.n) > len(s.res) {
+			// The walk ran dry before finding k allowed nodes, which only
+			// happens near the exact threshold; never return fewer than exist.
+			return x.exact(s, k, allow)
+		}
+	} else {
+		s.eps = append(s.eps[:0], item{epd, ep})
+		x.searchLayer(s, q, s.eps, ef, 0, nil, len(x.tomb) > 0)
+	}
 	for len(s.res) > k {
 		s.res.pop()
 	}
@@ -162,25 +160,103 @@ func countBelow(s *bitset.Set, n int) int {
 	return c
 }
 
-// exactCost calibrates useExact: a filtered graph walk touches about
-// ef/selectivity nodes, so its cost grows like n/allowed while an exact scan
-// grows like allowed; they cross where allowed² ≈ exactCost·n.
-// BenchmarkFilterCrossover measures the crossover; 100k × 384 clustered
-// vectors put it near allowed = 4k (exactCost ≈ 160), so exact is chosen
-// below about 4 % selectivity there and always on small indexes.
-const exactCost = 160
+// exactPerEf calibrates useExact. Scanning the allowed nodes costs one
+// distance each; a filtered walk costs about exactPerEf of them per unit of
+// ef (BenchmarkFilterCrossover: on 20k × 384 clustered vectors a walk costs
+// ≈ 5 µs per ef unit at 10 % and 50 % selectivity, an exact distance ≈ 36 ns).
+const exactPerEf = 128
 
-func useExact(allowed, n int) bool {
-	return allowed*allowed <= exactCost*n || allowed <= 2*DefaultMinEfSearch
+// useExact reports whether scanning allowed nodes beats walking the graph
+// with this ef: at ef = 64 that is up to 8,192 allowed nodes, at ef = 10 up to
+// 1,280.
+func useExact(allowed, ef int) bool {
+	return allowed <= exactPerEf*ef
 }
 
-// filterEf widens ef for a filtered walk. Only allowed nodes count toward
-// ef, so at selectivity s the walk already explores about ef/s nodes; a
-// moderate widening keeps recall level at lower selectivities.
-func filterEf(ef, allowed, n int) int {
-	_ = allowed
-	_ = n
-	return ef
+// ExactFor reports whether Search with this allow-set scans the allowed
+// nodes exactly instead of walking the graph (see useExact).
+// ef is the search's ef (0 for the default, as in SearchOptions).
+func (x *Index) ExactFor(allow *bitset.Set, k, ef int) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return useExact(countBelow(allow, x.n), x.searchEf(k, ef))
+}
+
+// searchEf resolves the ef of a search for k results.
+func (x *Index) searchEf(k, ef int) int {
+	if ef <= 0 {
+		ef = x.efs
+	}
+	if ef <= 0 {
+		ef = max(DefaultMinEfSearch, 2*k)
+	}
+	return max(ef, k)
+}
+
+// searchAllowed is the layer-0 search restricted to allowed live nodes. It
+// computes distances only to acceptable nodes: from each expanded node it
+// takes the acceptable neighbours and, through each rejected neighbour, that
+// neighbour's acceptable neighbours (two hops, as in ACORN-1), up to 2·M per
+// expansion. The walk thus moves on the allowed subgraph, which two-hop edges
+// keep connected down to a few percent selectivity, and a 10 % filter costs
+// about what an unfiltered search does instead of ten times as much.
+func (x *Index) searchAllowed(s *searcher, q []float32, ep item, ef int, allow *bitset.Set) {
+	s.reset(x.n)
+	s.cand = s.cand[:0]
+	s.res = s.res[:0]
+	s.seen(ep.id)
+	s.cand.push(ep)
+	if x.acceptable(ep.id, allow) {
+		s.res.push(ep)
+	}
+	lower := float32(math.Inf(1))
+	if len(s.res) > 0 {
+		lower = s.res[0].d
+	}
+	limit := x.m0
+	for len(s.cand) > 0 {
+		c := s.cand.pop()
+		if c.d > lower && len(s.res) >= ef {
+			break
+		}
+		batch := s.batch[:0]
+		blk := x.block(c.id, 0)
+		nbs := blk[1 : 1+blk[0]]
+		for _, nb := range nbs {
+			if x.acceptable(nb, allow) && !s.seen(nb) {
+				batch = append(batch, nb)
+			}
+		}
+		for _, nb := range nbs {
+			if len(batch) >= limit {
+				break
+			}
+			if x.acceptable(nb, allow) || s.seen(nb) {
+				continue
+			}
+			b2 := x.block(nb, 0)
+			for _, nb2 := range b2[1 : 1+b2[0]] {
+				if len(batch) >= limit {
+					break
+				}
+				if x.acceptable(nb2, allow) && !s.seen(nb2) {
+					batch = append(batch, nb2)
+				}
+			}
+		}
+		for _, id := range batch {
+			d := -vec.Dot(q, x.vector(id))
+			if len(s.res) < ef || d < lower {
+				s.cand.push(item{d, id})
+				s.res.push(item{d, id})
+				if len(s.res) > ef {
+					s.res.pop()
+				}
+				lower = s.res[0].d
+			}
+		}
+		s.batch = batch
+	}
 }
 
 func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }
