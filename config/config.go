@@ -1,0 +1,244 @@
+// Package config resolves Quarry's settings: defaults, then the knowledge
+// base's config.toml, then QUARRY_* environment variables; command-line
+// flags override all three (the CLI applies them last).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/toml/v2"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+)
+
+// DirName is the knowledge base directory looked for upward from the
+// working directory, like .git.
+const DirName = ".quarry"
+
+// FileName is the configuration file inside a knowledge base.
+const FileName = "config.toml"
+
+// EnvKB names the environment variable that points at a knowledge base.
+const EnvKB = "QUARRY_KB"
+
+// Config holds every setting. Zero values are never left after Load: each
+// field has a default.
+type Config struct {
+	// Store is the store URL; empty means the embedded store in the
+	// knowledge base directory.
+	Store string `koanf:"store"`
+	// Collection is the collection commands use when none is given.
+	Collection string `koanf:"collection"`
+	// Embedder selects the embedding provider: "hash" (offline, default),
+	// "static:DIR", "openai:MODEL", "ollama:MODEL", …
+	Embedder string `koanf:"embedder"`
+	// LLM selects the chat model for answers; empty answers extractively.
+	LLM      string   `koanf:"llm"`
+	Chunking Chunking `koanf:"chunking"`
+	Search   Search   `koanf:"search"`
+	Ingest   Ingest   `koanf:"ingest"`
+}
+
+// Chunking configures splitting.
+type Chunking struct {
+	// Splitter is auto, recursive, markdown, code, sentence or delimiter.
+	Splitter      string `koanf:"splitter"`
+	MaxTokens     int    `koanf:"max_tokens"`
+	OverlapTokens int    `koanf:"overlap_tokens"`
+}
+
+// Search configures default search behaviour.
+type Search struct {
+	// Mode is "" (the store's rule for the collection's embedder), vector,
+	// keyword or hybrid.
+	Mode string `koanf:"mode"`
+	TopK int    `koanf:"top_k"`
+}
+
+// Ingest configures ingestion.
+type Ingest struct {
+	// BatchSize is how many chunks are embedded per call.
+	BatchSize int `koanf:"batch_size"`
+	// MaxFileSize skips larger files, in bytes.
+	MaxFileSize int64 `koanf:"max_file_size"`
+}
+
+// Defaults returns the built-in settings.
+func Defaults() Config {
+	return Config{
+		Collection: "default",
+		Embedder:   "hash",
+		Chunking:   Chunking{Splitter: "auto", MaxTokens: 512, OverlapTokens: 64},
+		Search:     Search{TopK: 10},
+		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20},
+	}
+}
+
+// sections are the nested tables; an environment variable QUARRY_SEARCH_TOP_K
+// maps to search.top_k.
+var sections = []string{"chunking", "search", "ingest"}
+
+// Load resolves the settings of the knowledge base in dir (which may not
+// exist yet: then only defaults and the environment apply). environ is the
+// environment to read (os.Environ when nil). Unknown keys in the file are
+// errors, so a typo is never silently ignored.
+func Load(dir string, environ func() []string) (Config, error) {
+	k := koanf.New(".")
+	def := Defaults()
+	if err := k.Load(confmap.Provider(toMap(def), "."), nil); err != nil {
+		return Config{}, fmt.Errorf("config defaults: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	if _, err := os.Stat(path); err == nil {
+		if err := k.Load(file.Provider(path), toml.Parser()); err != nil {
+			return Config{}, fmt.Errorf("read %s: %w", path, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	if environ == nil {
+		environ = os.Environ
+	}
+	envp := env.Provider(".", env.Opt{
+		Prefix:        "QUARRY_",
+		EnvironFunc:   environ,
+		TransformFunc: envKey,
+	})
+	if err := k.Load(envp, nil); err != nil {
+		return Config{}, fmt.Errorf("config environment: %w", err)
+	}
+	var c Config
+	err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: &mapstructure.DecoderConfig{
+		ErrorUnused:      true,
+		WeaklyTypedInput: true, // environment values arrive as strings
+		Result:           &c,
+		TagName:          "koanf",
+	}})
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := c.Check(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// envKey maps QUARRY_SEARCH_TOP_K to search.top_k and drops variables that
+// are not settings (QUARRY_KB, QUARRY_TEST_*).
+func envKey(k, v string) (string, any) {
+	key := strings.ToLower(strings.TrimPrefix(k, "QUARRY_"))
+	if key == "kb" || strings.HasPrefix(key, "test_") {
+		return "", nil
+	}
+	for _, s := range sections {
+		if strings.HasPrefix(key, s+"_") {
+			return s + "." + strings.TrimPrefix(key, s+"_"), v
+		}
+	}
+	return key, v
+}
+
+// Check validates the settings.
+func (c Config) Check() error {
+	switch c.Chunking.Splitter {
+	case "auto", "recursive", "markdown", "code", "sentence", "delimiter":
+	default:
+		return fmt.Errorf("chunking.splitter %q: use auto, recursive, markdown, code, sentence or delimiter", c.Chunking.Splitter)
+	}
+	if c.Chunking.MaxTokens <= 0 || c.Chunking.OverlapTokens < 0 || c.Chunking.OverlapTokens >= c.Chunking.MaxTokens {
+		return fmt.Errorf("chunking: max_tokens must be positive and overlap_tokens in [0, max_tokens), got %d and %d", c.Chunking.MaxTokens, c.Chunking.OverlapTokens)
+	}
+	switch c.Search.Mode {
+	case "", "vector", "keyword", "hybrid":
+	default:
+		return fmt.Errorf("search.mode %q: use vector, keyword or hybrid", c.Search.Mode)
+	}
+	if c.Search.TopK <= 0 {
+		return fmt.Errorf("search.top_k must be positive, got %d", c.Search.TopK)
+	}
+	if c.Ingest.BatchSize <= 0 || c.Ingest.MaxFileSize <= 0 {
+		return fmt.Errorf("ingest: batch_size and max_file_size must be positive")
+	}
+	if c.Collection == "" || c.Embedder == "" {
+		return fmt.Errorf("collection and embedder must not be empty")
+	}
+	return nil
+}
+
+func toMap(c Config) map[string]any {
+	return map[string]any{
+		"store": c.Store, "collection": c.Collection, "embedder": c.Embedder, "llm": c.LLM,
+		"chunking.splitter": c.Chunking.Splitter, "chunking.max_tokens": c.Chunking.MaxTokens,
+		"chunking.overlap_tokens": c.Chunking.OverlapTokens,
+		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK,
+		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
+	}
+}
+
+// FindKB returns the knowledge base directory: the value of QUARRY_KB when
+// set, else the nearest .quarry directory from start upward. found is false
+// when there is none; dir is then where a new one would go (start/.quarry).
+func FindKB(start string, getenv func(string) string) (dir string, found bool, err error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if v := getenv(EnvKB); v != "" {
+		st, err := os.Stat(v)
+		return v, err == nil && st.IsDir(), nil
+	}
+	abs, err := filepath.Abs(start)
+	if err != nil {
+		return "", false, fmt.Errorf("find knowledge base: %w", err)
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		cand := filepath.Join(d, DirName)
+		if st, err := os.Stat(cand); err == nil && st.IsDir() {
+			return cand, true, nil
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return filepath.Join(abs, DirName), false, nil
+}
+
+// Template is the config.toml that `quarry init` writes: every setting with
+// its default and what it does.
+func Template(c Config) string {
+	q := strconv.Quote
+	return `# Quarry knowledge base settings. Precedence: command-line flag > QUARRY_* environment
+# variable (QUARRY_SEARCH_TOP_K for search.top_k) > this file > built-in default.
+
+# Store URL: empty for the embedded store in this directory, or postgres://user@host/db.
+store = ` + q(c.Store) + `
+# Collection used when a command names none.
+collection = ` + q(c.Collection) + `
+# Embedder: hash (offline), static:DIR (model2vec), openai:MODEL, ollama:MODEL, ...
+embedder = ` + q(c.Embedder) + `
+# Chat model for answers; empty answers extractively from the best passages.
+llm = ` + q(c.LLM) + `
+
+[chunking]
+# auto picks by file type: markdown, code, recursive.
+splitter = ` + q(c.Chunking.Splitter) + `
+max_tokens = ` + strconv.Itoa(c.Chunking.MaxTokens) + `
+overlap_tokens = ` + strconv.Itoa(c.Chunking.OverlapTokens) + `
+
+[search]
+# Empty: the rule for the collection's embedder; or vector, keyword, hybrid.
+mode = ` + q(c.Search.Mode) + `
+top_k = ` + strconv.Itoa(c.Search.TopK) + `
+
+[ingest]
+batch_size = ` + strconv.Itoa(c.Ingest.BatchSize) + `
+max_file_size = ` + strconv.FormatInt(c.Ingest.MaxFileSize, 10) + `
+`
+}

@@ -1,0 +1,97 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func environ(kv ...string) func() []string { return func() []string { return kv } }
+
+func TestLoadPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Load(dir, environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != Defaults() {
+		t.Errorf("no file, no env: %+v", c)
+	}
+	os.WriteFile(filepath.Join(dir, FileName), []byte("embedder = \"ollama:nomic\"\n[search]\ntop_k = 7\nmode = \"keyword\"\n"), 0o644)
+	c, err = Load(dir, environ("QUARRY_SEARCH_TOP_K=3", "QUARRY_COLLECTION=docs", "QUARRY_KB=/x", "QUARRY_TEST_PG_DSN=postgres://", "OTHER=1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Embedder != "ollama:nomic" || c.Search.Mode != "keyword" {
+		t.Errorf("file not applied: %+v", c)
+	}
+	if c.Search.TopK != 3 || c.Collection != "docs" {
+		t.Errorf("environment must override the file: %+v", c)
+	}
+	if c.Chunking != Defaults().Chunking {
+		t.Errorf("untouched section changed: %+v", c.Chunking)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	for _, tc := range []struct{ file, env, says string }{
+		{"embeder = \"x\"\n", "", "embeder"},
+		{"[search]\ntopk = 3\n", "", "topk"},
+		{"[search]\ntop_k = 0\n", "", "top_k"},
+		{"[chunking]\nsplitter = \"magic\"\n", "", "magic"},
+		{"[chunking]\noverlap_tokens = 600\n", "", "overlap_tokens"},
+		{"not toml ===", "", FileName},
+		{"", "QUARRY_SEARCH_TOP_K=many", "top_k"},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, FileName), []byte(tc.file), 0o644)
+		var e func() []string
+		if tc.env != "" {
+			e = environ(tc.env)
+		} else {
+			e = environ()
+		}
+		_, err := Load(dir, e)
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("file %q env %q: %v, want an error naming %q", tc.file, tc.env, err, tc.says)
+		}
+	}
+}
+
+func TestTemplateLoadsAsDefaults(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte(Template(Defaults())), 0o644)
+	c, err := Load(dir, environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != Defaults() {
+		t.Errorf("template loads as %+v", c)
+	}
+}
+
+func TestFindKB(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b")
+	os.MkdirAll(deep, 0o755)
+	none := func(string) string { return "" }
+	dir, found, err := FindKB(deep, none)
+	if err != nil || found || dir != filepath.Join(deep, DirName) {
+		t.Errorf("no kb: %s %v %v", dir, found, err)
+	}
+	os.Mkdir(filepath.Join(root, DirName), 0o755)
+	dir, found, _ = FindKB(deep, none)
+	if !found || dir != filepath.Join(root, DirName) {
+		t.Errorf("upward search: %s %v", dir, found)
+	}
+	dir, found, _ = FindKB(deep, func(k string) string {
+		if k == EnvKB {
+			return "/elsewhere/kb"
+		}
+		return ""
+	})
+	if dir != "/elsewhere/kb" || found {
+		t.Errorf("QUARRY_KB: %s %v", dir, found)
+	}
+}
