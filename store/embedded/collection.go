@@ -273,7 +273,7 @@ func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k i
 	}
 	want := k + tieSlack
 	opt := hnsw.SearchOptions{Allow: allow}
-	if c.vec.ExactFor(allow) {
+	if c.vec.ExactFor(allow, want, 0) {
 		want = n
 	} else if f == nil {
 		opt.Allow = nil // every live node: a plain graph walk

@@ -48,6 +48,12 @@ CREATE TABLE IF NOT EXISTS documents (
 	PRIMARY KEY (collection_id, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS documents_source ON documents(collection_id, source_type, source_name);
+CREATE TABLE IF NOT EXISTS embedding_cache (
+	model  TEXT NOT NULL,
+	key    TEXT NOT NULL,
+	vector BLOB NOT NULL,
+	PRIMARY KEY (model, key)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal (
 	collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
 	seq           INTEGER NOT NULL,
