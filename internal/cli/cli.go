@@ -83,6 +83,7 @@ can search and ask questions of, with answers that cite their sources.`,
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
 	root.AddCommand(newFilterCmd(stdio))
+	root.AddCommand(newChunkCmd(stdio))
 	root.AddCommand(newBenchCmd(stdio))
 	return root
 }
