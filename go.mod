@@ -3,6 +3,8 @@ module github.com/quarry-rag/quarry
 go 1.26.0
 
 require (
+	github.com/blevesearch/segment v0.9.1
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/google/uuid v1.6.0
 	github.com/spf13/cobra v1.10.2
 	github.com/tiktoken-go/tokenizer v0.10.0
@@ -10,8 +12,6 @@ require (
 )
 
 require (
-	github.com/blevesearch/segment v0.9.1 // indirect
-	github.com/blevesearch/snowballstem v0.9.0 // indirect
 	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect

@@ -1,0 +1,392 @@
+package bm25
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+)
+
+// File layout: magic, version, config, the live documents (id delta,
+// external id, title and text lengths), the terms with live postings (term,
+// count, then doc-id deltas and packed counts), then a CRC-32C of every byte
+// before it. Integers after the version are unsigned varints; strings are a
+// length and bytes. Deleted documents are not written, so a file is always
+// compact. Read checks the checksum first and then every structural
+// invariant, so a damaged file is an error, never a panic or a wrong index.
+const (
+	magic         = "QRYBM25\x00"
+	formatVersion = 1
+)
+
+const (
+	flagKeepStopWords = 1 << iota
+	flagNoStemming
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type encoder struct {
+	w   *bufio.Writer
+	crc hash.Hash32
+	n   int64
+	buf []byte
+	err error
+}
+
+func (e *encoder) flush() {
+	if e.err != nil || len(e.buf) == 0 {
+		e.buf = e.buf[:0]
+		return
+	}
+	e.crc.Write(e.buf)
+	k, err := e.w.Write(e.buf)
+	e.n += int64(k)
+	e.err = err
+	e.buf = e.buf[:0]
+}
+
+// room flushes when the buffer is nearly full; callers append at most a
+// few varints between calls.
+func (e *encoder) room() {
+	if len(e.buf) >= 1<<15 {
+		e.flush()
+	}
+}
+
+func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v); e.room() }
+func (e *encoder) f64(v float64) {
+	e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(v))
+	e.room()
+}
+func (e *encoder) str(s string) {
+	e.uvarint(uint64(len(s)))
+	e.buf = append(e.buf, s...)
+	e.room()
+}
+
+// WriteTo writes the index in Quarry's versioned, checksummed binary format.
+// It holds the read lock, so searches continue while it runs.
+func (x *Index) WriteTo(w io.Writer) (int64, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), crc: crc32.New(castagnoli), buf: make([]byte, 0, 1<<16)}
+	e.buf = append(e.buf, magic...)
+	e.buf = binary.LittleEndian.AppendUint32(e.buf, formatVersion)
+	e.f64(x.cfg.K1)
+	e.f64(x.cfg.B)
+	e.f64(x.cfg.TitleWeight)
+	e.str(x.cfg.Analyzer.Language)
+	flags := uint64(0)
+	if x.cfg.Analyzer.KeepStopWords {
+		flags |= flagKeepStopWords
+	}
+	if x.cfg.Analyzer.NoStemming {
+		flags |= flagNoStemming
+	}
+	e.uvarint(flags)
+	e.uvarint(uint64(x.n))
+	prev := uint64(0)
+	x.live.Range(func(d uint32) bool {
+		e.uvarint(uint64(d) - prev)
+		prev = uint64(d)
+		e.str(x.ext[d])
+		e.uvarint(uint64(x.lenT[d]))
+		e.uvarint(uint64(x.lenC[d]))
+		return e.err == nil
+	})
+	terms := 0
+	for t := range x.lists {
+		if x.lists[t].df > 0 {
+			terms++
+		}
+	}
+	e.uvarint(uint64(terms))
+	for t := range x.lists {
+		l := &x.lists[t]
+		if l.df == 0 {
+			continue
+		}
+		e.str(x.terms[t])
+		e.uvarint(uint64(l.df))
+		prev := uint64(0)
+		for i, d := range l.docs {
+			if x.deadPostings > 0 && !x.live.Contains(d) {
+				continue
+			}
+			e.uvarint(uint64(d) - prev)
+			prev = uint64(d)
+			e.uvarint(uint64(l.tfs[i]))
+		}
+		if e.err != nil {
+			break
+		}
+	}
+	e.flush()
+	if e.err == nil {
+		var sum [4]byte
+		binary.LittleEndian.PutUint32(sum[:], e.crc.Sum32())
+		var k int
+		k, e.err = e.w.Write(sum[:])
+		e.n += int64(k)
+	}
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	if e.err != nil {
+		return e.n, fmt.Errorf("bm25: write: %w", e.err)
+	}
+	return e.n, nil
+}
+
+// decoder reads from an in-memory file whose checksum has been verified;
+// the first structural error sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+}
+
+func (d *decoder) uvarint(what string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("bad varint in %s", what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length that must fit in the bytes left, each element
+// taking at least minBytes.
+func (d *decoder) count(what string, minBytes int) int {
+	v := d.uvarint(what)
+	if d.err == nil && v > uint64(len(d.b)/minBytes) {
+		d.fail("%s %d exceeds the file", what, v)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) f64(what string) float64 {
+	if d.err == nil && len(d.b) < 8 {
+		d.fail("truncated %s", what)
+	}
+	if d.err != nil {
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
+
+func (d *decoder) str(what string) string {
+	n := d.count(what, 1)
+	if d.err != nil {
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+// Read loads an index written by WriteTo. A file that fails its checksum or
+// structural checks yields an error wrapping ErrCorrupt.
+func Read(r io.Reader) (*Index, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("bm25: read: %w", err)
+	}
+	if len(data) < len(magic)+4+4 || string(data[:len(magic)]) != magic {
+		return nil, fmt.Errorf("%w: not a Quarry BM25 index", ErrCorrupt)
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if v := binary.LittleEndian.Uint32(body[len(magic):]); v != formatVersion {
+		return nil, fmt.Errorf("bm25: read: format version %d, this build reads %d", v, formatVersion)
+	}
+	if crc32.Checksum(body, castagnoli) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	x, err := decode(&decoder{b: body[len(magic)+4:]})
+	if err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		return nil, err
+	}
+	return x, nil
+}
+
+func decode(d *decoder) (*Index, error) {
+	var cfg Config
+	cfg.K1, cfg.B, cfg.TitleWeight = d.f64("k1"), d.f64("b"), d.f64("title weight")
+	cfg.Analyzer.Language = d.str("language")
+	flags := d.uvarint("flags")
+	if d.err != nil {
+		return nil, d.err
+	}
+	if flags&^(flagKeepStopWords|flagNoStemming) != 0 {
+		return nil, fmt.Errorf("%w: unknown flags %#x", ErrCorrupt, flags)
+	}
+	if cfg.K1 == 0 || cfg.B == 0 || cfg.TitleWeight == 0 {
+		return nil, fmt.Errorf("%w: zero BM25 parameter", ErrCorrupt)
+	}
+	cfg.Analyzer.KeepStopWords = flags&flagKeepStopWords != 0
+	cfg.Analyzer.NoStemming = flags&flagNoStemming != 0
+	x, err := New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+
+	// Live documents, ascending.
+	nd := d.count("document count", 4)
+	docs := make([]uint32, 0, nd)
+	for i := range nd {
+		delta := d.uvarint("document id")
+		if d.err != nil {
+			break
+		}
+		id := delta
+		if i > 0 {
+			id = uint64(docs[i-1]) + delta
+			if delta == 0 {
+				d.fail("document ids not ascending")
+			}
+		}
+		if id > math.MaxUint32 {
+			d.fail("document id %d out of range", id)
+		}
+		ext := d.str("external id")
+		lt, lc := d.uvarint("title length"), d.uvarint("text length")
+		if lt > math.MaxUint32 || lc > math.MaxUint32 {
+			d.fail("document length out of range")
+		}
+		if d.err != nil {
+			break
+		}
+		doc := uint32(id)
+		docs = append(docs, doc)
+		x.grow(int(doc) + 1)
+		x.ext[doc], x.lenT[doc], x.lenC[doc] = ext, uint32(lt), uint32(lc)
+		x.dl[doc] = float32(float64(lc) + cfg.TitleWeight*float64(lt))
+		x.live.Add(doc)
+		x.sumT += lt
+		x.sumC += lc
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	x.n = len(docs)
+
+	// Postings; per-document sums must match the stored lengths.
+	sumT := make([]uint64, len(x.ext))
+	sumC := make([]uint64, len(x.ext))
+	nterms := d.count("term count", 3)
+	x.terms = make([]string, 0, nterms)
+	x.lists = make([]postings, 0, nterms)
+	for range nterms {
+		t := d.str("term")
+		np := d.count("posting count", 2)
+		if d.err != nil {
+			break
+		}
+		if t == "" || np == 0 || np > x.n {
+			d.fail("term %q with %d postings", t, np)
+			break
+		}
+		if _, dup := x.dict[t]; dup {
+			d.fail("duplicate term %q", t)
+			break
+		}
+		l := postings{docs: make([]uint32, np), tfs: make([]uint32, np), df: uint32(np)}
+		prev := uint64(0)
+		for i := range np {
+			delta, tf := d.uvarint("posting"), d.uvarint("term count")
+			doc := prev + delta
+			if d.err != nil {
+				break
+			}
+			if (i > 0 && delta == 0) || doc > math.MaxUint32 || !x.live.Contains(uint32(doc)) {
+				d.fail("term %q: posting for document %d that is not live or out of order", t, doc)
+				break
+			}
+			if tf == 0 || tf > math.MaxUint32 {
+				d.fail("term %q: bad count %d", t, tf)
+				break
+			}
+			prev = doc
+			l.docs[i], l.tfs[i] = uint32(doc), uint32(tf)
+			sumT[doc] += tf >> 16
+			sumC[doc] += tf & 0xffff
+			l.widen(uint32(tf), x.dl[doc], cfg.TitleWeight, i == 0)
+		}
+		if d.err != nil {
+			break
+		}
+		x.dict[t] = uint32(len(x.terms))
+		x.terms = append(x.terms, t)
+		x.lists = append(x.lists, l)
+		x.postingCount += np
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d trailing bytes", len(d.b))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	for _, doc := range docs {
+		if sumT[doc] != uint64(x.lenT[doc]) || sumC[doc] != uint64(x.lenC[doc]) {
+			return nil, fmt.Errorf("%w: document %d: lengths do not match its postings", ErrCorrupt, doc)
+		}
+	}
+	x.acc = make([]tfPair, len(x.terms))
+	x.rebuildForward()
+	return x, nil
+}
+
+// rebuildForward derives each document's term list from the postings.
+func (x *Index) rebuildForward() {
+	counts := make([]uint32, len(x.ext)+1)
+	for t := range x.lists {
+		for _, d := range x.lists[t].docs {
+			counts[d+1]++
+		}
+	}
+	for i := 1; i < len(counts); i++ {
+		counts[i] += counts[i-1]
+	}
+	flat := make([]uint32, x.postingCount)
+	next := counts[:len(x.ext)]
+	for t := range x.lists {
+		for _, d := range x.lists[t].docs {
+			flat[next[d]] = uint32(t)
+			next[d]++
+		}
+	}
+	// next[d] now ends d's run; runs are contiguous in doc order.
+	x.fwd = x.fwd[:0]
+	start := uint32(0)
+	for d := range x.ext {
+		end := next[d]
+		x.fwdOff[d] = uint64(len(x.fwd))
+		prev := uint32(0)
+		for _, t := range flat[start:end] {
+			x.fwd = binary.AppendUvarint(x.fwd, uint64(t-prev))
+			prev = t
+		}
+		x.fwdLen[d] = uint32(uint64(len(x.fwd)) - x.fwdOff[d])
+		start = end
+	}
+}
