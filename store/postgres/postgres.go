@@ -1,0 +1,471 @@
+// Package postgres is Quarry's scale-out store on PostgreSQL with pgvector.
+//
+// All collections share one table, quarry_documents, whose embedding column
+// is an untyped vector, so collections may differ in dimension; each
+// collection gets its own partial HNSW index on (embedding::vector(n))
+// WHERE collection_id = its id. Metadata is jsonb with a GIN index, and a
+// generated tsvector (language per collection) serves keyword search with
+// ts_rank_cd. Filters compile to SQL with bound parameters only.
+//
+// Setup (creating the extension, tables and indexes) needs an owner role;
+// afterwards reads and writes need only DML grants. Importing the package
+// registers the "postgres://" and "postgresql://" URL schemes.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store"
+)
+
+func init() { store.Register("postgres", driver{}) }
+
+type driver struct{}
+
+func (driver) Open(ctx context.Context, url string) (store.Backend, error) {
+	return Open(ctx, url)
+}
+
+// MaxHNSWDimension is pgvector's limit for an HNSW index on vector.
+const MaxHNSWDimension = 2000
+
+// Backend is the PostgreSQL store.Backend.
+type Backend struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects and makes sure the tables exist.
+func Open(ctx context.Context, url string) (*Backend, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	b := &Backend{pool: pool}
+	if err := b.Setup(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// setupSQL creates what Quarry needs; it is idempotent.
+const setupSQL = `
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE IF NOT EXISTS quarry_collections (
+	id       serial PRIMARY KEY,
+	name     text NOT NULL UNIQUE,
+	config   jsonb NOT NULL
+);
+CREATE TABLE IF NOT EXISTS quarry_documents (
+	collection_id integer NOT NULL REFERENCES quarry_collections(id) ON DELETE CASCADE,
+	id            text NOT NULL,
+	content       text NOT NULL,
+	source_type   text NOT NULL,
+	source_name   text NOT NULL,
+	metadata      jsonb NOT NULL,
+	embedding     vector NOT NULL,
+	provenance    jsonb NOT NULL,
+	lang          regconfig NOT NULL,
+	tsv           tsvector GENERATED ALWAYS AS (to_tsvector(lang, content)) STORED,
+	PRIMARY KEY (collection_id, id)
+);
+CREATE INDEX IF NOT EXISTS quarry_documents_source ON quarry_documents (collection_id, source_type, source_name);
+CREATE INDEX IF NOT EXISTS quarry_documents_metadata ON quarry_documents USING gin (metadata jsonb_path_ops);
+CREATE INDEX IF NOT EXISTS quarry_documents_tsv ON quarry_documents USING gin (tsv);
+`
+
+// Setup creates the extension, tables and shared indexes. Concurrent
+// setups are serialised with an advisory lock.
+func (b *Backend) Setup(ctx context.Context) error {
+	conn, err := b.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres setup: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(7412031)`); err != nil {
+		return fmt.Errorf("postgres setup: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(7412031)`) //nolint:errcheck // released with the session anyway
+	if _, err := conn.Exec(ctx, setupSQL); err != nil {
+		return fmt.Errorf("postgres setup (needs a role that may create the vector extension and tables): %w", err)
+	}
+	return nil
+}
+
+// Dialect implements store.Backend.
+func (b *Backend) Dialect() string { return Dialect }
+
+// Close implements store.Backend.
+func (b *Backend) Close() error {
+	b.pool.Close()
+	return nil
+}
+
+// languages maps Quarry's analyzer languages to text search configurations.
+var languages = map[string]string{
+	"": "english", "english": "english", "german": "german", "french": "french", "spanish": "spanish",
+	"italian": "italian", "dutch": "dutch", "portuguese": "portuguese", "simple": "simple",
+}
+
+// CreateCollection implements store.Backend: it inserts the collection and
+// builds its partial HNSW index.
+func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConfig) error {
+	if cfg.Model.Dimension > MaxHNSWDimension {
+		return fmt.Errorf("collection %q: pgvector's HNSW index supports at most %d dimensions, the model has %d: choose a smaller embedding model (or its shortened output)",
+			cfg.Name, MaxHNSWDimension, cfg.Model.Dimension)
+	}
+	if _, ok := languages[cfg.Language]; !ok {
+		return fmt.Errorf("collection %q: language %q has no PostgreSQL text search configuration", cfg.Name, cfg.Language)
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("encode configuration: %w", err)
+	}
+	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var cid int
+		err := tx.QueryRow(ctx, `INSERT INTO quarry_collections(name, config) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING id`, cfg.Name, raw).Scan(&cid)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrCollectionExists
+		}
+		if err != nil {
+			return fmt.Errorf("insert collection: %w", err)
+		}
+		// Identifiers and the dimension are integers Quarry generated, never input.
+		idx := fmt.Sprintf(`CREATE INDEX quarry_hnsw_%d ON quarry_documents USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE collection_id = %d`,
+			cid, cfg.Model.Dimension, cid)
+		if _, err := tx.Exec(ctx, idx); err != nil {
+			return fmt.Errorf("create vector index: %w", err)
+		}
+		return nil
+	})
+}
+
+type collInfo struct {
+	id  int
+	cfg store.CollectionConfig
+}
+
+func (b *Backend) info(ctx context.Context, name string) (collInfo, error) {
+	var ci collInfo
+	var raw []byte
+	err := b.pool.QueryRow(ctx, `SELECT id, config FROM quarry_collections WHERE name = $1`, name).Scan(&ci.id, &raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ci, store.ErrCollectionNotFound
+	}
+	if err != nil {
+		return ci, fmt.Errorf("read collection: %w", err)
+	}
+	if err := json.Unmarshal(raw, &ci.cfg); err != nil {
+		return ci, fmt.Errorf("collection %q: stored configuration is corrupt: %w", name, err)
+	}
+	return ci, nil
+}
+
+// LoadCollection implements store.Backend.
+func (b *Backend) LoadCollection(ctx context.Context, name string) (store.CollectionConfig, error) {
+	ci, err := b.info(ctx, name)
+	return ci.cfg, err
+}
+
+// ListCollections implements store.Backend.
+func (b *Backend) ListCollections(ctx context.Context) ([]store.CollectionConfig, error) {
+	rows, err := b.pool.Query(ctx, `SELECT config FROM quarry_collections ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list collections: %w", err)
+	}
+	var out []store.CollectionConfig
+	var raw []byte
+	_, err = pgx.ForEachRow(rows, []any{&raw}, func() error {
+		var cfg store.CollectionConfig
+		if err := json.Unmarshal(raw, &cfg); err != nil {
+			return fmt.Errorf("stored configuration is corrupt: %w", err)
+		}
+		out = append(out, cfg)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list collections: %w", err)
+	}
+	return out, nil
+}
+
+// DropCollection implements store.Backend.
+func (b *Backend) DropCollection(ctx context.Context, name string) error {
+	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		var cid int
+		err := tx.QueryRow(ctx, `DELETE FROM quarry_collections WHERE name = $1 RETURNING id`, name).Scan(&cid)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.ErrCollectionNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("delete collection: %w", err)
+		}
+		_, err = tx.Exec(ctx, fmt.Sprintf(`DROP INDEX IF EXISTS quarry_hnsw_%d`, cid))
+		return err
+	})
+}
+
+// Upsert implements store.Backend: one transaction, so all or nothing.
+func (b *Backend) Upsert(ctx context.Context, name string, docs []*document.Document) error {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return err
+	}
+	lang := languages[ci.cfg.Language]
+	batch := &pgx.Batch{}
+	for _, d := range docs {
+		md, err := document.MarshalValue(d.Metadata)
+		if err != nil {
+			return fmt.Errorf("document %s: metadata: %w", d.ID, err)
+		}
+		if d.Metadata == nil {
+			md = []byte("{}")
+		}
+		prov, err := json.Marshal(d.Provenance)
+		if err != nil {
+			return fmt.Errorf("document %s: provenance: %w", d.ID, err)
+		}
+		batch.Queue(`INSERT INTO quarry_documents(collection_id, id, content, source_type, source_name, metadata, embedding, provenance, lang)
+			VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8::text::jsonb, $9::regconfig)
+			ON CONFLICT (collection_id, id) DO UPDATE SET content = excluded.content, source_type = excluded.source_type,
+				source_name = excluded.source_name, metadata = excluded.metadata, embedding = excluded.embedding,
+				provenance = excluded.provenance, lang = excluded.lang`,
+			ci.id, d.ID, d.Content, d.SourceType, d.SourceName, string(md), pgvector.NewVector(d.Embedding), string(prov), lang)
+	}
+	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf("write documents: %w", err)
+		}
+		return nil
+	})
+}
+
+const docColumns = `id, content, source_type, source_name, metadata::text, embedding, provenance::text`
+
+// docRow is one row as scanned, before decoding.
+type docRow struct {
+	id, content, sourceType, sourceName, metadata, provenance string
+	embedding                                                 pgvector.Vector
+	score                                                     float64
+}
+
+// dest returns scan destinations for docColumns, plus the score when scored.
+func (r *docRow) dest(scored bool) []any {
+	d := []any{&r.id, &r.content, &r.sourceType, &r.sourceName, &r.metadata, &r.embedding, &r.provenance}
+	if scored {
+		d = append(d, &r.score)
+	}
+	return d
+}
+
+func (r *docRow) document() (*document.Document, error) {
+	d := &document.Document{ID: r.id, Content: r.content, SourceType: r.sourceType, SourceName: r.sourceName}
+	v, err := document.DecodeJSONValue([]byte(r.metadata))
+	if err != nil {
+		return nil, fmt.Errorf("document %s: metadata: %w", d.ID, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("document %s: stored metadata is not an object", d.ID)
+	}
+	for k := range m {
+		if document.IsReserved(k) {
+			return nil, fmt.Errorf("document %s: stored metadata field %q is reserved by Quarry: the row is corrupt", d.ID, k)
+		}
+	}
+	d.Metadata = m
+	if err := json.Unmarshal([]byte(r.provenance), &d.Provenance); err != nil {
+		return nil, fmt.Errorf("document %s: provenance: %w", d.ID, err)
+	}
+	d.Embedding = r.embedding.Slice()
+	return d, nil
+}
+
+// Get implements store.Backend.
+func (b *Backend) Get(ctx context.Context, name string, ids []string) ([]*document.Document, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT `+docColumns+` FROM quarry_documents WHERE collection_id = $1 AND id = ANY($2)`, ci.id, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	defer rows.Close()
+	byID := map[string]*document.Document{}
+	for rows.Next() {
+		var r docRow
+		if err := rows.Scan(r.dest(false)...); err != nil {
+			return nil, fmt.Errorf("read documents: %w", err)
+		}
+		d, err := r.document()
+		if err != nil {
+			return nil, err
+		}
+		byID[d.ID] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	out := make([]*document.Document, 0, len(byID))
+	for _, id := range ids {
+		if d, ok := byID[id]; ok {
+			out = append(out, d)
+			delete(byID, id)
+		}
+	}
+	return out, nil
+}
+
+// where builds the WHERE clause of a collection and a filter.
+func where(cid int, f filter.Expr, argBase int) (string, []any, error) {
+	w := "collection_id = " + strconv.Itoa(cid) // inlined so partial indexes apply
+	if f == nil {
+		return w, nil, nil
+	}
+	c, err := compileFilter(f, argBase)
+	if err != nil {
+		return "", nil, err
+	}
+	return w + " AND " + c.sql, c.args, nil
+}
+
+// Delete implements store.Backend.
+func (b *Backend) Delete(ctx context.Context, name string, f filter.Expr) (int, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	w, args, err := where(ci.id, f, 0)
+	if err != nil {
+		return 0, err
+	}
+	tag, err := b.pool.Exec(ctx, `DELETE FROM quarry_documents WHERE `+w, args...)
+	if err != nil {
+		return 0, fmt.Errorf("delete documents: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Count implements store.Backend.
+func (b *Backend) Count(ctx context.Context, name string, f filter.Expr) (int, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	w, args, err := where(ci.id, f, 0)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM quarry_documents WHERE `+w, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count documents: %w", err)
+	}
+	return n, nil
+}
+
+// tieSlack extra rows let ties at the k-th place be ordered by id.
+const tieSlack = 8
+
+// SearchVector implements store.Backend. Iterative index scans keep a
+// selective filter from starving the result: pgvector keeps walking the
+// graph until k rows pass the filter.
+func (b *Backend) SearchVector(ctx context.Context, name string, q []float32, f filter.Expr, k int) ([]*document.Document, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	w, args, err := where(ci.id, f, 1)
+	if err != nil {
+		return nil, err
+	}
+	dim := strconv.Itoa(ci.cfg.Model.Dimension)
+	sql := `SELECT ` + docColumns + `, 1 - (embedding::vector(` + dim + `) <=> $1::vector(` + dim + `)) AS score
+		FROM quarry_documents WHERE ` + w + `
+		ORDER BY embedding::vector(` + dim + `) <=> $1::vector(` + dim + `) LIMIT ` + strconv.Itoa(k+tieSlack)
+	var out []*document.Document
+	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		ef := max(64, 2*(k+tieSlack))
+		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = `+strconv.Itoa(min(ef, 1000))); err != nil {
+			return fmt.Errorf("configure search: %w", err)
+		}
+		out, err = queryScored(ctx, tx, sql, append([]any{pgvector.NewVector(q)}, args...)...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	return topK(out, k), nil
+}
+
+// SearchKeyword implements store.Backend with ts_rank_cd over the generated
+// tsvector. Query terms are ORed, like BM25's disjunctive matching; scores
+// are ts_rank_cd's, not BM25.
+func (b *Backend) SearchKeyword(ctx context.Context, name string, query string, f filter.Expr, k int) ([]*document.Document, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	w, args, err := where(ci.id, f, 2)
+	if err != nil {
+		return nil, err
+	}
+	sql := `WITH q AS (SELECT NULLIF(replace(plainto_tsquery($1::regconfig, $2)::text, '&', '|'), '')::tsquery AS tq)
+		SELECT ` + docColumns + `, ts_rank_cd(tsv, q.tq) AS score
+		FROM quarry_documents, q WHERE q.tq IS NOT NULL AND tsv @@ q.tq AND ` + w + `
+		ORDER BY score DESC, id LIMIT ` + strconv.Itoa(k)
+	out, err := queryScored(ctx, b.pool, sql, append([]any{languages[ci.cfg.Language], query}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("keyword search: %w", err)
+	}
+	return topK(out, k), nil
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func queryScored(ctx context.Context, q querier, sql string, args ...any) ([]*document.Document, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*document.Document
+	for rows.Next() {
+		var r docRow
+		if err := rows.Scan(r.dest(true)...); err != nil {
+			return nil, err
+		}
+		d, err := r.document()
+		if err != nil {
+			return nil, err
+		}
+		d.SetScore(r.score)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func topK(docs []*document.Document, k int) []*document.Document {
+	sort.SliceStable(docs, func(i, j int) bool { return store.Less(docs[i], docs[j]) })
+	if len(docs) > k {
+		docs = docs[:k]
+	}
+	return docs
+}
