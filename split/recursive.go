@@ -79,10 +79,6 @@ func (r *Recursive) Split(doc *document.Document) ([]*document.Document, error) 
 	return chunks(doc, p), nil
 }
 
-// CountTokens counts the cl100k_base tokens of text with the splitter's
-// tokenizer, the count its budget is measured in.
-func (r *Recursive) CountTokens(text string) (int, error) { return r.tok.Count(text) }
-
 // pieces cuts text[from:to] into verbatim pieces with offsets into text.
 func (r *Recursive) pieces(text string, from, to int) ([]piece, error) {
 	words := fields(text[from:to])

@@ -158,10 +158,11 @@ func flagNamed(err error) error {
 	return fmt.Errorf("%s: %w", b.String(), err)
 }
 
-// chunkInput is a file to chunk and the source name its chunks carry.
+// chunkInput is a file to chunk and the source name its chunks carry, or
+// the error met reaching it while walking a directory.
 type chunkInput struct {
 	path, name string
-	walked     bool // found in a directory, so known to be text by its extension
+	err        error
 }
 
 // skipDir reports whether a folder below a root is never walked into
@@ -189,7 +190,12 @@ func chunkInputs(args []string) ([]chunkInput, error) {
 		}
 		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				if p == arg {
+					return err
+				}
+				// An unreadable entry is reported with the files; the walk goes on.
+				out = append(out, chunkInput{path: p, err: err})
+				return nil
 			}
 			if d.IsDir() {
 				if p != arg && skipDir(d.Name()) {
@@ -204,7 +210,7 @@ func chunkInputs(args []string) ([]chunkInput, error) {
 			if err != nil {
 				return err
 			}
-			out = append(out, chunkInput{path: p, name: src.Name, walked: true})
+			out = append(out, chunkInput{path: p, name: src.Name})
 			return nil
 		})
 		if err != nil {
@@ -222,6 +228,9 @@ type chunkPrinter struct {
 }
 
 func (p *chunkPrinter) file(s split.Splitter, in chunkInput) error {
+	if in.err != nil {
+		return fmt.Errorf("chunk: %w", in.err)
+	}
 	b, err := os.ReadFile(in.path)
 	if err != nil {
 		return fmt.Errorf("chunk: %w", err)
