@@ -150,7 +150,7 @@ func (s *Sentence) pieces(text string) []piece {
 
 // fields returns the runs of non-whitespace in text.
 func fields(text string) []word {
-	var out []word
+	out := make([]word, 0, len(text)/6+1) // about a word per six bytes of prose
 	start := -1
 	for i, r := range text {
 		if unicode.IsSpace(r) {
