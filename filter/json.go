@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/internal/jsonorder"
 )
 
 // MarshalJSON prints the canonical JSON of a condition.
@@ -48,9 +49,9 @@ func writeExpr(b *bytes.Buffer, e Expr) {
 	switch x := e.(type) {
 	case *Condition:
 		b.WriteString(`{"operator":`)
-		writeString(b, string(x.Op))
+		jsonorder.WriteString(b, string(x.Op))
 		b.WriteString(`,"field":`)
-		writeString(b, x.Field)
+		jsonorder.WriteString(b, x.Field)
 		b.WriteString(`,"value":`)
 		writeValue(b, x.Value)
 		b.WriteByte('}')
@@ -60,7 +61,7 @@ func writeExpr(b *bytes.Buffer, e Expr) {
 			return
 		}
 		b.WriteString(`{"operator":`)
-		writeString(b, string(x.Op))
+		jsonorder.WriteString(b, string(x.Op))
 		b.WriteString(`,"conditions":[`)
 		for i, c := range x.Conditions {
 			if i > 0 {
@@ -71,7 +72,7 @@ func writeExpr(b *bytes.Buffer, e Expr) {
 		b.WriteString("]}")
 	case *Raw:
 		b.WriteString(`{"operator":"raw","store":`)
-		writeString(b, x.Store)
+		jsonorder.WriteString(b, x.Store)
 		b.WriteString(`,"fragment":`)
 		b.Write(x.Fragment)
 		b.WriteByte('}')
@@ -81,7 +82,7 @@ func writeExpr(b *bytes.Buffer, e Expr) {
 func writeValue(b *bytes.Buffer, v any) {
 	switch x := v.(type) {
 	case string:
-		writeString(b, x)
+		jsonorder.WriteString(b, x)
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case int64:
@@ -100,15 +101,6 @@ func writeValue(b *bytes.Buffer, v any) {
 	default:
 		b.WriteString("null")
 	}
-}
-
-// writeString writes s as a JSON string without HTML escaping, so "<" in a
-// value prints as itself.
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	b.Truncate(b.Len() - 1)
 }
 
 // ParseJSON parses the canonical JSON form. Keys may come in any order;
@@ -144,7 +136,7 @@ func fromCanonical(v any, path string) (Expr, error) {
 	if !ok {
 		return nil, fmt.Errorf("%sa filter expression must be a JSON object, got %s", pfx(path), jsonTypeName(v))
 	}
-	opV, ok := obj.get("operator")
+	opV, ok := obj.Get("operator")
 	if !ok {
 		return nil, fmt.Errorf("%smissing \"operator\"", pfx(path))
 	}
@@ -155,10 +147,10 @@ func fromCanonical(v any, path string) (Expr, error) {
 	op := Op(opS)
 	switch {
 	case op == OpAnd || op == OpOr:
-		if err := obj.only(path, "operator", "conditions"); err != nil {
+		if err := only(obj, path, "operator", "conditions"); err != nil {
 			return nil, err
 		}
-		cv, ok := obj.get("conditions")
+		cv, ok := obj.Get("conditions")
 		if !ok {
 			return nil, fmt.Errorf("%s%s group needs \"conditions\"", pfx(path), op)
 		}
@@ -179,29 +171,29 @@ func fromCanonical(v any, path string) (Expr, error) {
 		}
 		return group(op, children), nil
 	case op == OpRaw:
-		if err := obj.only(path, "operator", "store", "fragment"); err != nil {
+		if err := only(obj, path, "operator", "store", "fragment"); err != nil {
 			return nil, err
 		}
-		store, _ := obj.get("store")
+		store, _ := obj.Get("store")
 		ss, ok := store.(string)
 		if !ok || ss == "" {
 			return nil, fmt.Errorf("%sraw fragment needs a non-empty \"store\"", pfx(path))
 		}
-		frag, ok := obj.get("fragment")
+		frag, ok := obj.Get("fragment")
 		if !ok {
 			return nil, fmt.Errorf("%sraw fragment needs a \"fragment\"", pfx(path))
 		}
 		return &Raw{Store: ss, Fragment: marshalOrdered(frag)}, nil
 	case op.isCondition():
-		if err := obj.only(path, "operator", "field", "value"); err != nil {
+		if err := only(obj, path, "operator", "field", "value"); err != nil {
 			return nil, err
 		}
-		fv, _ := obj.get("field")
+		fv, _ := obj.Get("field")
 		field, ok := fv.(string)
 		if !ok {
 			return nil, fmt.Errorf("%s%s condition needs a string \"field\"", pfx(path), op)
 		}
-		val, ok := obj.get("value")
+		val, ok := obj.Get("value")
 		if !ok {
 			return nil, errorf(field, op, ReasonNull, "%s%s condition on %q needs a \"value\"", pfx(path), op, field)
 		}
@@ -226,31 +218,20 @@ func Parse(s string) (Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if obj, ok := v.(*object); ok && obj.isCanonical() {
+	if obj, ok := v.(*object); ok && isCanonical(obj) {
 		return ParseJSON(t)
 	}
 	return ParseShort(t)
 }
 
-// object is a JSON object that keeps its keys in document order, which the
-// short syntax needs (keys at one level AND together in that order).
-type object struct {
-	keys []string
-	vals []any
-}
+// object is a JSON object with its keys in document order, which the short
+// syntax needs (keys at one level AND together in that order).
+type object = jsonorder.Object
 
-func (o *object) get(k string) (any, bool) {
-	for i, key := range o.keys {
-		if key == k {
-			return o.vals[i], true
-		}
-	}
-	return nil, false
-}
-
-func (o *object) only(path string, allowed ...string) error {
+// only rejects keys other than allowed.
+func only(o *object, path string, allowed ...string) error {
 outer:
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		for _, a := range allowed {
 			if k == a {
 				continue outer
@@ -264,15 +245,15 @@ outer:
 // isCanonical tells a canonical expression from a short-form object: a
 // canonical object has a string "operator" and at least one other canonical
 // key. {"operator":"eq"} alone is a short filter on a field named operator.
-func (o *object) isCanonical() bool {
-	v, ok := o.get("operator")
+func isCanonical(o *object) bool {
+	v, ok := o.Get("operator")
 	if !ok {
 		return false
 	}
 	if _, ok := v.(string); !ok {
 		return false
 	}
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		switch k {
 		case "field", "value", "conditions", "store", "fragment":
 			return true
@@ -283,22 +264,20 @@ func (o *object) isCanonical() bool {
 
 // decodeOrdered decodes JSON keeping object key order and number literals.
 func decodeOrdered(s string, syn Syntax) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
-	if err != nil {
-		return nil, jsonSyntaxError(s, syn, dec, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		off := int(dec.InputOffset())
+	v, dec, err := jsonorder.Decode(s)
+	if errors.Is(err, jsonorder.ErrTrailing) {
+		off := int(dec.Offset())
 		return nil, &SyntaxError{Syntax: syn, Offset: off, Column: column(s, off), Msg: "unexpected data after the filter"}
+	}
+	if err != nil {
+		return nil, jsonSyntaxError(s, syn, dec.Offset(), err)
 	}
 	return v, nil
 }
 
-func jsonSyntaxError(s string, syn Syntax, dec *json.Decoder, err error) error {
+func jsonSyntaxError(s string, syn Syntax, offset int64, err error) error {
 	var se *json.SyntaxError
-	off := int(dec.InputOffset())
+	off := int(offset)
 	if errors.As(err, &se) {
 		off = int(se.Offset)
 	}
@@ -310,74 +289,14 @@ func jsonSyntaxError(s string, syn Syntax, dec *json.Decoder, err error) error {
 	return &SyntaxError{Syntax: syn, Offset: off, Column: column(s, off), Msg: "invalid JSON: " + msg}
 }
 
-const maxNesting = 100
-
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxNesting {
-		return nil, fmt.Errorf("filter nests deeper than %d levels", maxNesting)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &object{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is not a string")
-				}
-				for _, existing := range o.keys {
-					if existing == k {
-						return nil, fmt.Errorf("duplicate key %q", k)
-					}
-				}
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o.keys = append(o.keys, k)
-				o.vals = append(o.vals, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return o, nil
-		case '[':
-			list := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return list, nil
-		}
-		return nil, fmt.Errorf("unexpected %q", t)
-	default:
-		return tok, nil // json.Number, string, bool, nil
-	}
-}
-
 // plain converts ordered objects back into maps (values never legitimately
 // hold objects; Check reports them).
 func plain(v any) any {
 	switch x := v.(type) {
 	case *object:
-		m := make(map[string]any, len(x.keys))
-		for i, k := range x.keys {
-			m[k] = plain(x.vals[i])
+		m := make(map[string]any, len(x.Keys))
+		for i, k := range x.Keys {
+			m[k] = plain(x.Vals[i])
 		}
 		return m
 	case []any:
@@ -400,42 +319,9 @@ func plain(v any) any {
 }
 
 // marshalOrdered prints a decoded value back to compact JSON, keeping key
-// order, for raw fragments.
+// order and number literals, for raw fragments.
 func marshalOrdered(v any) json.RawMessage {
-	var b bytes.Buffer
-	var w func(any)
-	w = func(v any) {
-		switch x := v.(type) {
-		case *object:
-			b.WriteByte('{')
-			for i, k := range x.keys {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				writeString(&b, k)
-				b.WriteByte(':')
-				w(x.vals[i])
-			}
-			b.WriteByte('}')
-		case []any:
-			b.WriteByte('[')
-			for i, e := range x {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				w(e)
-			}
-			b.WriteByte(']')
-		case nil:
-			b.WriteString("null")
-		case json.Number:
-			b.WriteString(string(x))
-		default:
-			writeValue(&b, x)
-		}
-	}
-	w(v)
-	return b.Bytes()
+	return jsonorder.Compact(v, writeValue)
 }
 
 func compactJSON(b []byte) []byte {

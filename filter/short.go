@@ -40,12 +40,12 @@ func fromShort(v any, path string) (Expr, error) {
 	if !ok {
 		return nil, fmt.Errorf("%sa short filter must be a JSON object, got %s", pfx(path), jsonTypeName(v))
 	}
-	if len(obj.keys) == 0 {
+	if len(obj.Keys) == 0 {
 		return nil, errorf("", OpAnd, ReasonEmptyGroup, "%san empty object is an empty and group; give at least one condition", pfx(path))
 	}
 	var parts []Expr
-	for i, k := range obj.keys {
-		val := obj.vals[i]
+	for i, k := range obj.Keys {
+		val := obj.Vals[i]
 		kp := path + "." + k
 		switch {
 		case k == "$and" || k == "$or":
@@ -74,15 +74,15 @@ func fromShort(v any, path string) (Expr, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s$raw takes {\"store\", \"fragment\"}", pfx(kp))
 			}
-			if err := ro.only(kp, "store", "fragment"); err != nil {
+			if err := only(ro, kp, "store", "fragment"); err != nil {
 				return nil, err
 			}
-			st, _ := ro.get("store")
+			st, _ := ro.Get("store")
 			ss, ok := st.(string)
 			if !ok || ss == "" {
 				return nil, fmt.Errorf("%s$raw needs a non-empty \"store\"", pfx(kp))
 			}
-			frag, ok := ro.get("fragment")
+			frag, ok := ro.Get("fragment")
 			if !ok {
 				return nil, fmt.Errorf("%s$raw needs a \"fragment\"", pfx(kp))
 			}
@@ -112,17 +112,17 @@ func shortField(field string, val any, path string) ([]Expr, error) {
 		}
 		return []Expr{cond(OpEq, field, plain(val))}, nil
 	}
-	if len(obj.keys) == 0 {
+	if len(obj.Keys) == 0 {
 		return nil, errorf(field, "", ReasonValue, "%sempty operator object for field %q", pfx(path), field)
 	}
-	out := make([]Expr, 0, len(obj.keys))
-	for i, k := range obj.keys {
+	out := make([]Expr, 0, len(obj.Keys))
+	for i, k := range obj.Keys {
 		op, ok := shortOps[k]
 		if !ok {
 			return nil, errorf(field, Op(k), ReasonUnknownOperator,
 				"%sunknown operator %q on field %q (use $eq $ne $in $gt $gte $lt $lte $containsAny $containsAll)", pfx(path), k, field)
 		}
-		out = append(out, cond(op, field, plain(obj.vals[i])))
+		out = append(out, cond(op, field, plain(obj.Vals[i])))
 	}
 	return out, nil
 }
