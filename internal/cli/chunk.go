@@ -41,7 +41,8 @@ Settings by splitter (unset means the default):
   delimiter  --max-length 1000 --separator " " --word-overlap 0 --min-length 0
   sentence   --max-words 200 --overlap-words 0 --min-words 0
   recursive, markdown
-             --max-tokens 512 --overlap-tokens 64 (cl100k_base tokens)
+             --max-tokens 512 --overlap-tokens 64 (cl100k_base tokens; the default
+             overlap is at most an eighth of --max-tokens; 0 turns it off)
   code       --max-lines 160
   auto       --max-tokens, --overlap-tokens, --max-lines
 
@@ -112,7 +113,7 @@ func (c *chunkFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&c.overlapWords, "overlap-words", 0, "sentence: words a chunk repeats from the previous one")
 	f.IntVar(&c.minWords, "min-words", 0, "sentence: chunks with fewer words join the previous one")
 	f.IntVar(&c.maxTokens, "max-tokens", 0, "recursive, markdown, auto: token budget of a chunk (default 512)")
-	f.IntVar(&c.overlapTokens, "overlap-tokens", 0, "recursive, markdown, auto: tokens of overlap (default 64; 0 for none)")
+	f.IntVar(&c.overlapTokens, "overlap-tokens", 0, "recursive, markdown, auto: tokens of overlap (default 64, at most max-tokens/8; 0 for none)")
 	f.IntVar(&c.maxLines, "max-lines", 0, "code, auto: most lines in a code chunk (default 160)")
 }
 
