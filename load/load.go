@@ -1,0 +1,362 @@
+// Package load reads files and folders into documents: clean text with its
+// source identity and provenance, ready for splitting.
+//
+// A Loader walks roots recursively, honouring .gitignore files, skipping
+// hidden entries and the build folders of SEMANTICS §6 below each root (a
+// root itself is always read, so ./build/html works), never following a
+// symbolic link out of its root, and refusing files above a size limit. Each
+// file goes to the Reader for its kind, chosen by extension and checked
+// against the content (a PDF named .txt is read as a PDF). A file that cannot
+// be read yields a per-file error; the walk goes on.
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/quarry-rag/quarry/document"
+)
+
+// DefaultMaxFileSize is the size above which files are skipped.
+const DefaultMaxFileSize = 50 << 20
+
+// Kind is a file format Quarry reads.
+type Kind string
+
+// Kinds of file.
+const (
+	KindText     Kind = "text"
+	KindMarkdown Kind = "markdown"
+	KindCode     Kind = "code"
+	KindHTML     Kind = "html"
+	KindPDF      Kind = "pdf"
+	KindDOCX     Kind = "docx"
+	KindJSON     Kind = "json"
+	KindJSONL    Kind = "jsonl"
+	KindCSV      Kind = "csv"
+)
+
+// File is one file handed to a Reader.
+type File struct {
+	// Path is the file's path as found by the walk.
+	Path string
+	// Source is the file's identity: sourceType file and its path relative
+	// to the walk root.
+	Source document.Source
+	// Kind is the format the file is read as.
+	Kind Kind
+	// Data is the file's content.
+	Data []byte
+}
+
+// Reader turns one file into documents (one for most formats; one per page,
+// object or row for others). Documents carry the file's source identity and
+// provenance; their ids are left empty for the splitter to assign.
+type Reader interface {
+	Read(ctx context.Context, f File) ([]*document.Document, error)
+}
+
+// Options configure a Loader. Zero values mean the defaults.
+type Options struct {
+	// MaxFileSize skips larger files with a per-file error, in bytes
+	// (DefaultMaxFileSize when 0).
+	MaxFileSize int64
+	// NoGitignore reads files that .gitignore files exclude.
+	NoGitignore bool
+	// CSVPerFile makes a CSV file one document instead of one per row.
+	CSVPerFile bool
+	// Readers overrides or adds readers by kind.
+	Readers map[Kind]Reader
+}
+
+// Loader reads files and folders. It is safe for concurrent use.
+type Loader struct {
+	maxSize   int64
+	gitignore bool
+	readers   map[Kind]Reader
+}
+
+// New returns a Loader with the built-in readers for text, Markdown, code,
+// JSON, JSONL and CSV, plus any in opt.Readers (HTML, PDF and DOCX readers
+// register there).
+func New(opt Options) *Loader {
+	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, readers: map[Kind]Reader{
+		KindText:     TextReader{},
+		KindMarkdown: TextReader{},
+		KindCode:     TextReader{},
+		KindJSON:     ObjectReader{},
+		KindJSONL:    ObjectReader{Lines: true},
+		KindCSV:      CSVReader{PerFile: opt.CSVPerFile},
+	}}
+	if l.maxSize <= 0 {
+		l.maxSize = DefaultMaxFileSize
+	}
+	for k, r := range opt.Readers {
+		l.readers[k] = r
+	}
+	return l
+}
+
+// Result is the outcome of reading one file: its documents, or the reason
+// it could not be read.
+type Result struct {
+	Path   string
+	Source document.Source
+	Kind   Kind
+	// Hash is the hex SHA-256 of the file's bytes; ingestion skips a
+	// source whose hash has not changed.
+	Hash string
+	Docs []*document.Document
+	Err  error
+}
+
+// FileError is a file that could not be read.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// ErrSkipped marks files that were deliberately not read (too large, an
+// unknown binary format).
+var ErrSkipped = errors.New("skipped")
+
+// skipDirs are never descended into below a root (SEMANTICS §6).
+var skipDirs = map[string]bool{
+	"node_modules": true, "__pycache__": true, "venv": true, "build": true, "dist": true, "vendor": true,
+}
+
+// Walk reads every file under the roots (files or directories) and calls fn
+// with each result in a stable order: roots in order, then paths sorted. An
+// error from fn stops the walk and is returned; per-file problems arrive as
+// Result.Err. Two roots that give the same source name are an error naming
+// both files.
+func (l *Loader) Walk(ctx context.Context, roots []string, fn func(Result) error) error {
+	seen := map[string]string{} // source name → path
+	for _, root := range roots {
+		files, err := l.list(root)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if prev, dup := seen[f.src.Name]; dup {
+				return fmt.Errorf("%s and %s both map to source %q: ingest them from separate roots or collections", prev, f.path, f.src.Name)
+			}
+			seen[f.src.Name] = f.path
+			if err := fn(l.readFile(ctx, f.path, f.src)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type listed struct {
+	path string
+	src  document.Source
+}
+
+// list returns the files under root that the walk reads.
+func (l *Loader) list(root string) ([]listed, error) {
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", root, err)
+	}
+	if !st.IsDir() {
+		return []listed{{path: root, src: document.Source{Type: document.SourceFile, Name: filepath.ToSlash(filepath.Clean(root))}}}, nil
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", root, err)
+	}
+	var rules []ignoreRule
+	var out []listed
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root {
+				return err
+			}
+			return nil // an unreadable entry below the root is skipped
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			if l.gitignore {
+				rules = append(rules, l.readIgnore(p, "")...)
+			}
+			return nil
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if strings.HasPrefix(name, ".") || skipDirs[name] || (l.gitignore && ignored(rules, rel, true)) {
+				return filepath.SkipDir
+			}
+			if l.gitignore {
+				rules = append(rules, l.readIgnore(p, rel)...)
+			}
+			return nil
+		}
+		if strings.HasPrefix(name, ".") || (l.gitignore && ignored(rules, rel, false)) {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil || !within(realRoot, target) {
+				return nil // never follow a link out of the root
+			}
+			if st, err := os.Stat(target); err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		out = append(out, listed{path: p, src: document.Source{Type: document.SourceFile, Name: rel}})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk %s: %w", root, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].src.Name < out[j].src.Name })
+	return out, nil
+}
+
+func (l *Loader) readIgnore(dir, rel string) []ignoreRule {
+	b, err := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if err != nil {
+		return nil
+	}
+	return parseGitignore(rel, b)
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// ReadFile reads one file as source src.
+func (l *Loader) ReadFile(ctx context.Context, p string, src document.Source) Result {
+	return l.readFile(ctx, p, src)
+}
+
+func (l *Loader) readFile(ctx context.Context, p string, src document.Source) Result {
+	res := Result{Path: p, Source: src}
+	fail := func(err error) Result {
+		res.Err = &FileError{Path: p, Err: err}
+		return res
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return fail(err)
+	}
+	if st.Size() > l.maxSize {
+		return fail(fmt.Errorf("%w: %d bytes is above the %d-byte limit", ErrSkipped, st.Size(), l.maxSize))
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return fail(err)
+	}
+	res.Hash = document.ContentHash(string(data))
+	kind, err := Sniff(p, data)
+	if err != nil {
+		return fail(err)
+	}
+	res.Kind = kind
+	r, ok := l.readers[kind]
+	if !ok {
+		return fail(fmt.Errorf("%w: no reader for %s files in this build", ErrSkipped, kind))
+	}
+	docs, err := r.Read(ctx, File{Path: p, Source: src, Kind: kind, Data: data})
+	if err != nil {
+		return fail(err)
+	}
+	for _, d := range docs {
+		d.SourceType, d.SourceName = src.Type, src.Name
+		if d.Provenance.Source == "" {
+			d.Provenance.Source = src.Name
+		}
+	}
+	res.Docs = docs
+	return res
+}
+
+// byExt maps extensions to kinds; code extensions come from codeExts.
+var byExt = map[string]Kind{
+	".txt": KindText, ".text": KindText, ".rst": KindText, ".adoc": KindText, ".asciidoc": KindText,
+	".org": KindText, ".log": KindText, ".tex": KindText,
+	".md": KindMarkdown, ".markdown": KindMarkdown, ".mdown": KindMarkdown, ".mkd": KindMarkdown, ".mdx": KindMarkdown,
+	".html": KindHTML, ".htm": KindHTML, ".xhtml": KindHTML,
+	".pdf":  KindPDF,
+	".docx": KindDOCX,
+	".json": KindJSON, ".jsonl": KindJSONL, ".ndjson": KindJSONL,
+	".csv": KindCSV, ".tsv": KindCSV,
+}
+
+var codeExts = []string{".go", ".py", ".pyi", ".rs", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx",
+	".java", ".kt", ".kts", ".scala", ".groovy", ".swift", ".c", ".h", ".cc", ".cpp", ".cxx",
+	".hpp", ".hh", ".hxx", ".m", ".mm", ".cs", ".fs", ".vb", ".rb", ".php", ".lua", ".dart",
+	".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".jl", ".r", ".zig", ".nim", ".sh", ".bash",
+	".zsh", ".ps1", ".pl", ".pm", ".sql", ".proto", ".vue", ".svelte", ".sol",
+	".yaml", ".yml", ".toml", ".ini", ".cfg", ".xml", ".css", ".scss", ".mk", ".cmake", ".gradle", ".tf"}
+
+// Sniff decides how to read a file: by its content when that is
+// unambiguous (PDF, ZIP-based DOCX, HTML), else by extension. A binary file
+// of no known format is skipped with ErrSkipped.
+func Sniff(p string, data []byte) (Kind, error) {
+	ext := strings.ToLower(path.Ext(filepath.ToSlash(p)))
+	switch {
+	case bytes.HasPrefix(data, []byte("%PDF-")):
+		return KindPDF, nil
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+		if ext == ".docx" || bytes.Contains(data[:min(len(data), 4096)], []byte("word/")) {
+			return KindDOCX, nil
+		}
+		return "", fmt.Errorf("%w: a ZIP archive that is not a DOCX document", ErrSkipped)
+	}
+	if looksBinary(data) {
+		if ext == ".pdf" {
+			return "", fmt.Errorf("not a PDF: the file does not start with %%PDF-")
+		}
+		if ext == ".docx" {
+			return "", fmt.Errorf("not a DOCX document: the file is not a ZIP archive")
+		}
+		return "", fmt.Errorf("%w: binary content of no supported format", ErrSkipped)
+	}
+	if k, ok := byExt[ext]; ok {
+		if k == KindPDF || k == KindDOCX {
+			return "", fmt.Errorf("not a %s document: its content is text", strings.ToUpper(string(k)))
+		}
+		return k, nil
+	}
+	for _, c := range codeExts {
+		if ext == c {
+			return KindCode, nil
+		}
+	}
+	if looksHTML(data) {
+		return KindHTML, nil
+	}
+	return KindText, nil
+}
+
+func looksBinary(data []byte) bool {
+	head := data[:min(len(data), 8000)]
+	return bytes.IndexByte(head, 0) >= 0
+}
+
+func looksHTML(data []byte) bool {
+	head := strings.ToLower(strings.TrimSpace(string(data[:min(len(data), 512)])))
+	return strings.HasPrefix(head, "<!doctype html") || strings.HasPrefix(head, "<html")
+}
