@@ -407,10 +407,15 @@ func (x *Index) searchLayer(s *searcher, q []float32, eps []item, ef, lc int, al
 			break
 		}
 		blk := x.block(c.id, lc)
+		batch := s.batch[:0]
 		for _, nb := range blk[1 : 1+blk[0]] {
-			if s.seen(nb) {
-				continue
+			if !s.seen(nb) {
+				batch = append(batch, nb)
 			}
+		}
+		s.batch = batch
+		vec.PrefetchRows(x.vecs, x.dim, batch)
+		for _, nb := range batch {
 			d := -vec.Dot(q, x.vector(nb))
 			if len(s.res) < ef || d < lower {
 				s.cand.push(item{d, nb})

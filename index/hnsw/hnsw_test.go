@@ -36,8 +36,13 @@ func clustered(r *rand.Rand, n, dim, c int, sigma float64) [][]float32 {
 	return out
 }
 
+// build inserts data in order; tests default to EfConstruction 64 to stay
+// quick under the race detector.
 func build(t testing.TB, data [][]float32, cfg Config) *Index {
 	t.Helper()
+	if cfg.EfConstruction == 0 {
+		cfg.EfConstruction = 64
+	}
 	x, err := New(len(data[0]), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -127,10 +132,10 @@ func TestDeterministic(t *testing.T) {
 
 func TestFilteredRecall(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	const n = 4000
-	data := clustered(r, n, testDim, 40, 0.1)
+	const n = 3000
+	data := clustered(r, n, testDim, 30, 0.1)
 	x := build(t, data, Config{Seed: 3})
-	queries := clustered(r, 60, testDim, 40, 0.1)
+	queries := clustered(r, 40, testDim, 30, 0.1)
 	for _, sel := range []float64{0.5, 0.1, 0.01, 0.001} {
 		allow := bitset.New(n)
 		for i := range n {
@@ -180,8 +185,8 @@ func TestFilteredRecall(t *testing.T) {
 
 func TestDeleteAndCompact(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
-	const n = 3000
-	data := clustered(r, n, testDim, 30, 0.1)
+	const n = 2000
+	data := clustered(r, n, testDim, 20, 0.1)
 	x := build(t, data, Config{Seed: 4})
 	gone := map[uint32]bool{}
 	for i := range n {
@@ -196,7 +201,7 @@ func TestDeleteAndCompact(t *testing.T) {
 		t.Fatalf("second delete: %v", err)
 	}
 	alive := func(id uint32) bool { return !gone[id] }
-	queries := clustered(r, 60, testDim, 30, 0.1)
+	queries := clustered(r, 40, testDim, 20, 0.1)
 	check := func(stage string) {
 		var sum float64
 		for _, q := range queries {

@@ -244,6 +244,7 @@ func (x *Index) searchAllowed(s *searcher, q []float32, ep item, ef int, allow *
 				}
 			}
 		}
+		vec.PrefetchRows(x.vecs, x.dim, batch)
 		for _, id := range batch {
 			d := -vec.Dot(q, x.vector(id))
 			if len(s.res) < ef || d < lower {

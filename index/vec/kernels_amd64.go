@@ -68,3 +68,12 @@ func dotInt8Rows(q, rows []int8, stride int, out []int32) {
 	}
 	dotInt8RowsGeneric(q, rows, stride, out)
 }
+
+//go:noescape
+func prefetchRowsAVX2(base *float32, ids *uint32, n, rowBytes int)
+
+func prefetchRows(data []float32, dim int, ids []uint32) {
+	if len(ids) > 0 && len(data) > 0 {
+		prefetchRowsAVX2(&data[0], &ids[0], len(ids), 4*dim)
+	}
+}

@@ -254,3 +254,24 @@ rreduce:
 rdone:
 	VZEROUPPER
 	RET
+
+// func prefetchRowsAVX2(base *float32, ids *uint32, n, rowBytes int)
+TEXT ·prefetchRowsAVX2(SB), NOSPLIT, $0-32
+	MOVQ base+0(FP), SI
+	MOVQ ids+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ rowBytes+24(FP), DX
+
+ploop:
+	TESTQ CX, CX
+	JE    pdone
+	MOVL  (DI), AX
+	IMULQ DX, AX
+	PREFETCHT0 (SI)(AX*1)
+	PREFETCHT0 64(SI)(AX*1)
+	ADDQ  $4, DI
+	DECQ  CX
+	JMP   ploop
+
+pdone:
+	RET

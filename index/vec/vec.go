@@ -123,3 +123,9 @@ func dotInt8RowsGeneric(q, rows []int8, stride int, out []int32) {
 		out[i] = dotInt8Generic(q[:stride], rows[i*stride:(i+1)*stride])
 	}
 }
+
+// PrefetchRows hints the CPU to start loading the first cache lines of the
+// given rows of data (row-major, dim columns), so a graph search can overlap
+// the memory latency of a whole neighbour list instead of paying it row by
+// row. It never faults and never changes a result; ids must be rows of data.
+func PrefetchRows(data []float32, dim int, ids []uint32) { prefetchRows(data, dim, ids) }

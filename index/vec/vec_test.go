@@ -313,3 +313,15 @@ func TestQuantizationModes(t *testing.T) {
 		t.Logf("perDim=%v recall@10 with no re-scoring pool = %.3f", perDim, sum/nq)
 	}
 }
+
+func TestPrefetchRowsIsHarmless(t *testing.T) {
+	data := make([]float32, 10*384)
+	PrefetchRows(data, 384, []uint32{0, 9, 3})
+	PrefetchRows(data, 384, nil)
+	PrefetchRows(nil, 384, nil)
+	for _, x := range data {
+		if x != 0 {
+			t.Fatal("prefetch changed data")
+		}
+	}
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs Quarry's vector benchmarks and the peers back to back on the same
+# exported data, writing every report to OUT (default /tmp/quarry-bench).
+#   bash bench/run.sh [OUT] [N]
+set -euo pipefail
+OUT=${1:-/tmp/quarry-bench}
+N=${2:-100000}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$OUT"
+go build -o "$OUT/quarry" "$ROOT/cmd/quarry"
+
+# HNSW, unfiltered and filtered, against hnswlib on the same files.
+"$OUT/quarry" bench ann --n "$N" --filter-selectivity 0.5,0.1,0.01,0.001 \
+  --export "$OUT/ann$N" | tee "$OUT/quarry-$N.txt"
+/usr/bin/python3 "$ROOT/bench/hnswlib.py" "$OUT/ann$N" | tee "$OUT/hnswlib-$N.txt"
+
+# Exact scan, 25k × 384 on 2 threads, against chromem-go.
+"$OUT/quarry" bench ann --n 25000 --threads 2 --ef 64 --export "$OUT/ann25k" | tee "$OUT/quarry-25k.txt"
+(cd "$ROOT/bench/peers" && go run ./chromem -dir "$OUT/ann25k" -threads 2) | tee "$OUT/chromem-25k.txt"
