@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/quarry-rag/quarry/index/bitset"
+	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/index/hnsw"
 )
 
@@ -118,6 +119,10 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	kwRaw, err := read("bm25.bin")
+	if err != nil {
+		return 0, err
+	}
 	var ids idsFile
 	if err := gob.NewDecoder(strings.NewReader(string(idsRaw))).Decode(&ids); err != nil {
 		return 0, fmt.Errorf("ids: %w", err)
@@ -130,10 +135,26 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("graph: %w", err)
 	}
+	kw, err := bm25.Read(strings.NewReader(string(kwRaw)))
+	if err != nil {
+		return 0, fmt.Errorf("keyword index: %w", err)
+	}
 	if vec.Dim() != c.cfg.Model.Dimension || len(mf.Keys) != len(mf.Words) || len(mf.Keys) != len(mf.Lens) {
 		return 0, fmt.Errorf("checkpoint does not fit the collection")
 	}
-	return m.Seq, c.install(ids, mf, vec)
+	if err := c.install(ids, mf, vec); err != nil {
+		return 0, err
+	}
+	if kw.Len() != len(c.ids) {
+		return 0, fmt.Errorf("checkpoint: %d documents but %d in the keyword index", len(c.ids), kw.Len())
+	}
+	for _, id := range c.ids {
+		if !kw.Contains(id) {
+			return 0, fmt.Errorf("checkpoint: document %d missing from the keyword index", id)
+		}
+	}
+	c.kw = kw
+	return m.Seq, nil
 }
 
 // install replaces the indexes with checkpointed ones.
@@ -265,6 +286,9 @@ func (c *coll) writeCheckpoint(name string) error {
 		return err
 	}
 	if err := write("hnsw.bin", func(w io.Writer) error { _, err := c.vec.WriteTo(w); return err }); err != nil {
+		return err
+	}
+	if err := write("bm25.bin", func(w io.Writer) error { _, err := c.kw.WriteTo(w); return err }); err != nil {
 		return err
 	}
 	if err := write(manifestFile, func(w io.Writer) error { return json.NewEncoder(w).Encode(m) }); err != nil {

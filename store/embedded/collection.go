@@ -11,6 +11,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/index/bitset"
+	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/index/hnsw"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -32,6 +33,7 @@ type coll struct {
 	ext  []string          // internal id → external id ("" when free)
 	live *bitset.Set
 	vec  *hnsw.Index
+	kw   *bm25.Index
 	meta *metaIndex
 }
 
@@ -49,11 +51,16 @@ func (c *coll) reset() error {
 	if err != nil {
 		return fmt.Errorf("collection %q: %w", c.cfg.Name, err)
 	}
+	kw, err := bm25.New(bm25.Config{Analyzer: bm25.AnalyzerConfig{Language: c.cfg.Language}})
+	if err != nil {
+		return fmt.Errorf("collection %q: %w", c.cfg.Name, err)
+	}
 	c.seq = 0
 	c.ids = map[string]uint32{}
 	c.ext = nil
 	c.live = bitset.New(0)
 	c.vec = v
+	c.kw = kw
 	c.meta = newMetaIndex(c.cfg.Schema)
 	return nil
 }
@@ -72,7 +79,17 @@ func (c *coll) add(d *document.Document) error {
 	c.ids[d.ID] = id
 	c.live.Add(id)
 	c.meta.add(id, d)
+	if err := c.kw.Add(id, bm25.Doc{ID: d.ID, Title: Title(d), Text: d.Content}); err != nil {
+		return fmt.Errorf("index document %s: %w", d.ID, err)
+	}
 	return nil
+}
+
+// Title is the text scored as a document's title by keyword search: its
+// "title" metadata when that is a string.
+func Title(d *document.Document) string {
+	t, _ := d.Metadata["title"].(string)
+	return t
 }
 
 // remove unindexes a document; unknown ids are ignored.
@@ -82,6 +99,7 @@ func (c *coll) remove(extID string) {
 		return
 	}
 	_ = c.vec.Delete(id) // the id is live: Delete cannot fail
+	_ = c.kw.Delete(id)
 	c.live.Remove(id)
 	c.meta.remove(id)
 	c.ext[id] = ""
@@ -293,6 +311,34 @@ func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k i
 // tieSlack is how many extra graph candidates a search asks for so that
 // results tied on score at the k-th place are ordered by external id.
 const tieSlack = 8
+
+// searchKeyword scores the allowed documents by BM25. The index orders
+// ties by external id itself.
+func (c *coll) searchKeyword(ctx context.Context, query string, f filter.Expr, k int) ([]*document.Document, error) {
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var opt bm25.SearchOptions
+	if f != nil {
+		allow, err := c.allow(f)
+		if err != nil {
+			return nil, err
+		}
+		if allow.Count() == 0 {
+			return nil, nil
+		}
+		opt.Allow = allow
+	}
+	res := c.kw.Search(query, k, opt)
+	ids := make([]uint32, len(res))
+	scores := make([]float64, len(res))
+	for i, h := range res {
+		ids[i], scores[i] = h.Doc, h.Score
+	}
+	return c.hits(ctx, ids, scores, k)
+}
 
 func (c *coll) count(ctx context.Context, f filter.Expr) (int, error) {
 	if err := c.refresh(ctx); err != nil {

@@ -274,10 +274,11 @@ func (b *Backend) SearchVector(ctx context.Context, name string, q []float32, f 
 
 // SearchKeyword implements store.Backend.
 func (b *Backend) SearchKeyword(ctx context.Context, name string, query string, f filter.Expr, k int) ([]*document.Document, error) {
-	if _, err := b.collection(ctx, name); err != nil {
+	c, err := b.collection(ctx, name)
+	if err != nil {
 		return nil, err
 	}
-	return nil, store.ErrUnsupported
+	return c.searchKeyword(ctx, query, f, k)
 }
 
 // Checkpoint writes the indexes of every loaded collection that changed
