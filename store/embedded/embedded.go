@@ -318,6 +318,17 @@ func (b *Backend) Close() error {
 // writeRows commits one write — upserted rows and deleted ids — with its
 // journal entries, and returns the write's sequence number.
 func (b *Backend) writeRows(ctx context.Context, cid int64, rows []row, deleted []string) (int64, error) {
+	return b.inTx(ctx, cid, func(_ *sql.Tx, _ int64, w *writer) error {
+		if err := w.delete(deleted); err != nil {
+			return err
+		}
+		return w.upsert(rows)
+	})
+}
+
+// inTx runs fn in a write transaction that advances the collection's
+// sequence number, and returns that number once committed.
+func (b *Backend) inTx(ctx context.Context, cid int64, fn func(tx *sql.Tx, seq int64, w *writer) error) (int64, error) {
 	tx, err := b.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("begin write: %w", err)
@@ -330,50 +341,98 @@ func (b *Backend) writeRows(ctx context.Context, cid int64, rows []row, deleted 
 		}
 		return 0, fmt.Errorf("advance sequence: %w", err)
 	}
-	if len(rows) > 0 {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO documents(collection_id, id, seq, content, source_type, source_name, metadata, embedding, provenance)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(collection_id, id) DO UPDATE SET seq = excluded.seq, content = excluded.content,
-				source_type = excluded.source_type, source_name = excluded.source_name, metadata = excluded.metadata,
-				embedding = excluded.embedding, provenance = excluded.provenance`)
-		if err != nil {
-			return 0, fmt.Errorf("prepare insert: %w", err)
-		}
-		defer ins.Close()
-		jr, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO journal(collection_id, seq, id, deleted) VALUES (?, ?, ?, 0)`)
-		if err != nil {
-			return 0, fmt.Errorf("prepare journal: %w", err)
-		}
-		defer jr.Close()
-		for _, r := range rows {
-			if _, err := ins.ExecContext(ctx, cid, r.id, seq, r.content, r.sourceType, r.sourceName, r.metadata, r.embedding, r.provenance); err != nil {
-				return 0, fmt.Errorf("write document %s: %w", r.id, err)
-			}
-			if _, err := jr.ExecContext(ctx, cid, seq, r.id); err != nil {
-				return 0, fmt.Errorf("journal document %s: %w", r.id, err)
-			}
-		}
-	}
-	for start := 0; start < len(deleted); start += maxParams {
-		part := deleted[start:min(start+maxParams, len(deleted))]
-		args := make([]any, 0, len(part)+1)
-		args = append(args, cid)
-		for _, id := range part {
-			args = append(args, id)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE collection_id = ? AND id IN (`+placeholders(len(part))+`)`, args...); err != nil {
-			return 0, fmt.Errorf("delete documents: %w", err)
-		}
-		for _, id := range part {
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO journal(collection_id, seq, id, deleted) VALUES (?, ?, ?, 1)`, cid, seq, id); err != nil {
-				return 0, fmt.Errorf("journal delete of %s: %w", id, err)
-			}
-		}
+	w := &writer{ctx: ctx, tx: tx, cid: cid, seq: seq}
+	defer w.close()
+	if err := fn(tx, seq, w); err != nil {
+		return 0, err
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("commit write: %w", err)
 	}
 	return seq, nil
+}
+
+// writer writes documents and journal entries inside one transaction.
+type writer struct {
+	ctx     context.Context
+	tx      *sql.Tx
+	cid     int64
+	seq     int64
+	ins, jr *sql.Stmt
+}
+
+func (w *writer) close() {
+	if w.ins != nil {
+		w.ins.Close()
+	}
+	if w.jr != nil {
+		w.jr.Close()
+	}
+}
+
+func (w *writer) journal(id string, deleted int) error {
+	if w.jr == nil {
+		var err error
+		if w.jr, err = w.tx.PrepareContext(w.ctx, `INSERT OR REPLACE INTO journal(collection_id, seq, id, deleted) VALUES (?, ?, ?, ?)`); err != nil {
+			return fmt.Errorf("prepare journal: %w", err)
+		}
+	}
+	if _, err := w.jr.ExecContext(w.ctx, w.cid, w.seq, id, deleted); err != nil {
+		return fmt.Errorf("journal %s: %w", id, err)
+	}
+	return nil
+}
+
+func (w *writer) upsert(rows []row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if w.ins == nil {
+		var err error
+		w.ins, err = w.tx.PrepareContext(w.ctx, `INSERT INTO documents(collection_id, id, seq, content, source_type, source_name, metadata, embedding, provenance)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(collection_id, id) DO UPDATE SET seq = excluded.seq, content = excluded.content,
+				source_type = excluded.source_type, source_name = excluded.source_name, metadata = excluded.metadata,
+				embedding = excluded.embedding, provenance = excluded.provenance`)
+		if err != nil {
+			return fmt.Errorf("prepare insert: %w", err)
+		}
+	}
+	for _, r := range rows {
+		if _, err := w.ins.ExecContext(w.ctx, w.cid, r.id, w.seq, r.content, r.sourceType, r.sourceName, r.metadata, r.embedding, r.provenance); err != nil {
+			return fmt.Errorf("write document %s: %w", r.id, err)
+		}
+		if err := w.journal(r.id, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) delete(ids []string) error {
+	for start := 0; start < len(ids); start += maxParams {
+		part := ids[start:min(start+maxParams, len(ids))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, w.cid)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		// A source that loses chunks is no longer what its recorded hash
+		// says: forget the hash so the next sync rewrites it.
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM sources WHERE collection_id = ?1 AND (source_type, source_name) IN
+			(SELECT source_type, source_name FROM documents WHERE collection_id = ?1 AND id IN (`+placeholders(len(part))+`))`, args...); err != nil {
+			return fmt.Errorf("forget sources: %w", err)
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM documents WHERE collection_id = ? AND id IN (`+placeholders(len(part))+`)`, args...); err != nil {
+			return fmt.Errorf("delete documents: %w", err)
+		}
+		for _, id := range part {
+			if err := w.journal(id, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // loadDocs reads the rows with the given ids (in no particular order).

@@ -48,6 +48,14 @@ CREATE TABLE IF NOT EXISTS documents (
 	PRIMARY KEY (collection_id, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS documents_source ON documents(collection_id, source_type, source_name);
+CREATE TABLE IF NOT EXISTS sources (
+	collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+	source_type   TEXT NOT NULL,
+	source_name   TEXT NOT NULL,
+	hash          TEXT NOT NULL,
+	chunks        INTEGER NOT NULL,
+	PRIMARY KEY (collection_id, source_type, source_name)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embedding_cache (
 	model  TEXT NOT NULL,
 	key    TEXT NOT NULL,

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -44,8 +45,9 @@ type Backend struct {
 }
 
 type collection struct {
-	cfg  store.CollectionConfig
-	docs map[string]*entry
+	cfg     store.CollectionConfig
+	docs    map[string]*entry
+	sources map[document.Source]store.SourceState
 }
 
 // entry is a stored document with its analysed terms for keyword search.
@@ -83,7 +85,7 @@ func (b *Backend) CreateCollection(_ context.Context, cfg store.CollectionConfig
 	if _, ok := b.colls[cfg.Name]; ok {
 		return store.ErrCollectionExists
 	}
-	b.colls[cfg.Name] = &collection{cfg: cfg, docs: map[string]*entry{}}
+	b.colls[cfg.Name] = &collection{cfg: cfg, docs: map[string]*entry{}, sources: map[document.Source]store.SourceState{}}
 	return nil
 }
 
@@ -126,22 +128,9 @@ func (b *Backend) DropCollection(_ context.Context, name string) error {
 // Upsert implements store.Backend. Documents are copied in, so callers may
 // reuse them.
 func (b *Backend) Upsert(ctx context.Context, coll string, docs []*document.Document) error {
-	entries := make([]*entry, len(docs))
-	for i, d := range docs {
-		c := d.Clone()
-		c.ClearScore()
-		// Keep canonical values (int64, float64, []any, map[string]any), as
-		// stores that serialise metadata return them.
-		md, err := document.Canonical(c.Metadata)
-		if err != nil {
-			return fmt.Errorf("document %s: %w", c.ID, err)
-		}
-		c.Metadata, _ = md.(map[string]any)
-		if c.Metadata == nil {
-			c.Metadata = map[string]any{}
-		}
-		terms, n := analyze(c.Content)
-		entries[i] = &entry{doc: c, terms: terms, len: n}
+	entries, err := entries(docs)
+	if err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -156,6 +145,28 @@ func (b *Backend) Upsert(ctx context.Context, coll string, docs []*document.Docu
 		c.docs[e.doc.ID] = e
 	}
 	return nil
+}
+
+// entries copies documents in, with canonical metadata and analysed terms.
+func entries(docs []*document.Document) ([]*entry, error) {
+	entries := make([]*entry, len(docs))
+	for i, d := range docs {
+		c := d.Clone()
+		c.ClearScore()
+		// Keep canonical values (int64, float64, []any, map[string]any), as
+		// stores that serialise metadata return them.
+		md, err := document.Canonical(c.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("document %s: %w", c.ID, err)
+		}
+		c.Metadata, _ = md.(map[string]any)
+		if c.Metadata == nil {
+			c.Metadata = map[string]any{}
+		}
+		terms, n := analyze(c.Content)
+		entries[i] = &entry{doc: c, terms: terms, len: n}
+	}
+	return entries, nil
 }
 
 // Get implements store.Backend.
@@ -190,11 +201,72 @@ func (b *Backend) Delete(_ context.Context, coll string, f filter.Expr) (int, er
 	n := 0
 	for id, e := range c.docs {
 		if m.MatchDocument(e.doc) {
+			// A source that loses chunks no longer matches its hash.
+			delete(c.sources, document.Source{Type: e.doc.SourceType, Name: e.doc.SourceName})
 			delete(c.docs, id)
 			n++
 		}
 	}
 	return n, nil
+}
+
+// Sources implements store.SourceSyncer.
+func (b *Backend) Sources(_ context.Context, coll string) ([]store.SourceState, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.SourceState, 0, len(c.sources))
+	for _, s := range c.sources {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Source.Type != out[j].Source.Type {
+			return out[i].Source.Type < out[j].Source.Type
+		}
+		return out[i].Source.Name < out[j].Source.Name
+	})
+	return out, nil
+}
+
+// ReplaceSources implements store.SourceSyncer under one lock, so readers
+// see every source before or after.
+func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []store.SourceUpdate) error {
+	prepared := make([][]*entry, len(updates))
+	for i, u := range updates {
+		es, err := entries(u.Docs)
+		if err != nil {
+			return err
+		}
+		prepared[i] = es
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return err
+	}
+	for i, u := range updates {
+		for id, e := range c.docs {
+			if e.doc.SourceType == u.Source.Type && e.doc.SourceName == u.Source.Name {
+				delete(c.docs, id)
+			}
+		}
+		for _, e := range prepared[i] {
+			c.docs[e.doc.ID] = e
+		}
+		if len(u.Docs) == 0 {
+			delete(c.sources, u.Source)
+		} else {
+			c.sources[u.Source] = store.SourceState{Source: u.Source, Hash: u.Hash, Chunks: len(u.Docs)}
+		}
+	}
+	return nil
 }
 
 // Count implements store.Backend.

@@ -84,6 +84,14 @@ CREATE TABLE IF NOT EXISTS quarry_documents (
 	tsv           tsvector GENERATED ALWAYS AS (to_tsvector(lang, content)) STORED,
 	PRIMARY KEY (collection_id, id)
 );
+CREATE TABLE IF NOT EXISTS quarry_sources (
+	collection_id integer NOT NULL REFERENCES quarry_collections(id) ON DELETE CASCADE,
+	source_type   text NOT NULL,
+	source_name   text NOT NULL,
+	hash          text NOT NULL,
+	chunks        integer NOT NULL,
+	PRIMARY KEY (collection_id, source_type, source_name)
+);
 CREATE INDEX IF NOT EXISTS quarry_documents_source ON quarry_documents (collection_id, source_type, source_name);
 CREATE INDEX IF NOT EXISTS quarry_documents_metadata ON quarry_documents USING gin (metadata jsonb_path_ops);
 CREATE INDEX IF NOT EXISTS quarry_documents_tsv ON quarry_documents USING gin (tsv);
@@ -226,8 +234,21 @@ func (b *Backend) Upsert(ctx context.Context, name string, docs []*document.Docu
 	if err != nil {
 		return err
 	}
-	lang := languages[ci.cfg.Language]
 	batch := &pgx.Batch{}
+	if err := queueUpserts(batch, ci, docs); err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return fmt.Errorf("write documents: %w", err)
+		}
+		return nil
+	})
+}
+
+// queueUpserts adds one upsert per document to batch.
+func queueUpserts(batch *pgx.Batch, ci collInfo, docs []*document.Document) error {
+	lang := languages[ci.cfg.Language]
 	for _, d := range docs {
 		md, err := document.MarshalValue(d.Metadata)
 		if err != nil {
@@ -247,9 +268,54 @@ func (b *Backend) Upsert(ctx context.Context, name string, docs []*document.Docu
 				provenance = excluded.provenance, lang = excluded.lang`,
 			ci.id, d.ID, d.Content, d.SourceType, d.SourceName, string(md), pgvector.NewVector(d.Embedding), string(prov), lang)
 	}
+	return nil
+}
+
+// Sources implements store.SourceSyncer.
+func (b *Backend) Sources(ctx context.Context, name string) ([]store.SourceState, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT source_type, source_name, hash, chunks FROM quarry_sources WHERE collection_id = $1 ORDER BY source_type, source_name`, ci.id)
+	if err != nil {
+		return nil, fmt.Errorf("read sources: %w", err)
+	}
+	var out []store.SourceState
+	var st store.SourceState
+	_, err = pgx.ForEachRow(rows, []any{&st.Source.Type, &st.Source.Name, &st.Hash, &st.Chunks}, func() error {
+		out = append(out, st)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read sources: %w", err)
+	}
+	return out, nil
+}
+
+// ReplaceSources implements store.SourceSyncer in one transaction.
+func (b *Backend) ReplaceSources(ctx context.Context, name string, updates []store.SourceUpdate) error {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return err
+	}
+	batch := &pgx.Batch{}
+	for _, u := range updates {
+		batch.Queue(`DELETE FROM quarry_documents WHERE collection_id = $1 AND source_type = $2 AND source_name = $3`, ci.id, u.Source.Type, u.Source.Name)
+		if err := queueUpserts(batch, ci, u.Docs); err != nil {
+			return err
+		}
+		if len(u.Docs) == 0 {
+			batch.Queue(`DELETE FROM quarry_sources WHERE collection_id = $1 AND source_type = $2 AND source_name = $3`, ci.id, u.Source.Type, u.Source.Name)
+		} else {
+			batch.Queue(`INSERT INTO quarry_sources(collection_id, source_type, source_name, hash, chunks) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (collection_id, source_type, source_name) DO UPDATE SET hash = excluded.hash, chunks = excluded.chunks`,
+				ci.id, u.Source.Type, u.Source.Name, u.Hash, len(u.Docs))
+		}
+	}
 	return pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-			return fmt.Errorf("write documents: %w", err)
+			return fmt.Errorf("replace sources: %w", err)
 		}
 		return nil
 	})
@@ -355,11 +421,24 @@ func (b *Backend) Delete(ctx context.Context, name string, f filter.Expr) (int, 
 	if err != nil {
 		return 0, err
 	}
-	tag, err := b.pool.Exec(ctx, `DELETE FROM quarry_documents WHERE `+w, args...)
+	var n int
+	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		// A source that loses chunks no longer matches its recorded hash.
+		if _, err := tx.Exec(ctx, `DELETE FROM quarry_sources s USING (SELECT DISTINCT source_type, source_name FROM quarry_documents WHERE `+w+`) d
+			WHERE s.collection_id = `+strconv.Itoa(ci.id)+` AND s.source_type = d.source_type AND s.source_name = d.source_name`, args...); err != nil {
+			return fmt.Errorf("forget sources: %w", err)
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM quarry_documents WHERE `+w, args...)
+		if err != nil {
+			return fmt.Errorf("delete documents: %w", err)
+		}
+		n = int(tag.RowsAffected())
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("delete documents: %w", err)
+		return 0, err
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
 // Count implements store.Backend.

@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"KeywordSearch", testKeywordSearch},
 		{"HybridSearch", testHybridSearch},
 		{"ConcurrentReadersDuringWrites", testConcurrency},
+		{"ReplaceSources", testReplaceSources},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -889,5 +890,84 @@ func testConcurrency(t *testing.T, s *store.Store) {
 	}
 	if n, _ := c.Count(ctx(t), nil); n != batches*size {
 		t.Errorf("count %d after concurrent writes", n)
+	}
+}
+
+func sourceDocs(src document.Source, n int, version string) []*document.Document {
+	var docs []*document.Document
+	for i := range n {
+		content := fmt.Sprintf("%s chunk %d %s", src.Name, i, version)
+		d := doc(document.ChunkID(src.Type, src.Name, i, content), content, []float32{float32(i + 1), 1}, map[string]any{})
+		d.SourceType, d.SourceName = src.Type, src.Name
+		docs = append(docs, d)
+	}
+	return docs
+}
+
+func testReplaceSources(t *testing.T, s *store.Store) {
+	c := mustCollection(t, s, "docs", 2)
+	if _, err := c.Sources(ctx(t)); errors.Is(err, store.ErrUnsupported) {
+		t.Skip("store does not track sources")
+	}
+	a := document.Source{Type: "file", Name: "a.md"}
+	b := document.Source{Type: "file", Name: "b.md"}
+	err := c.ReplaceSources(ctx(t), []store.SourceUpdate{
+		{Source: a, Hash: "ha1", Docs: sourceDocs(a, 3, "v1")},
+		{Source: b, Hash: "hb1", Docs: sourceDocs(b, 2, "v1")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := c.Sources(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 2 || states[0].Source != a || states[0].Hash != "ha1" || states[0].Chunks != 3 || states[1].Hash != "hb1" {
+		t.Errorf("sources %+v", states)
+	}
+	// A new version of a replaces all of its chunks, even when it has fewer.
+	if err := c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: a, Hash: "ha2", Docs: sourceDocs(a, 1, "v2")}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Count(ctx(t), filter.Eq("sourceName", "a.md")); n != 1 {
+		t.Errorf("a has %d chunks after replacement, want 1", n)
+	}
+	hits, _ := c.Search(ctx(t), store.SearchRequest{Embedding: []float32{1, 1}, Filter: filter.Eq("sourceName", "a.md")})
+	if len(hits) != 1 || !strings.HasSuffix(hits[0].Doc.Content, "v2") {
+		t.Errorf("old chunks still searchable: %v", hitIDs(hits))
+	}
+	// An empty update deletes the source and its state.
+	if err := c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: b}}); err != nil {
+		t.Fatal(err)
+	}
+	states, _ = c.Sources(ctx(t))
+	if len(states) != 1 || states[0].Source != a || states[0].Hash != "ha2" {
+		t.Errorf("sources after removing b: %+v", states)
+	}
+	if n, _ := c.Count(ctx(t), nil); n != 1 {
+		t.Errorf("count %d", n)
+	}
+	// A bad document rejects the whole update.
+	bad := sourceDocs(b, 2, "v2")
+	bad[1].Metadata["year"] = "not a number"
+	err = c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: a, Hash: "ha3", Docs: sourceDocs(a, 2, "v3")}, {Source: b, Hash: "hb2", Docs: bad}})
+	if !errors.Is(err, store.ErrInvalidRequest) {
+		t.Errorf("invalid update: %v", err)
+	}
+	if states, _ = c.Sources(ctx(t)); len(states) != 1 || states[0].Hash != "ha2" {
+		t.Errorf("a rejected update changed sources: %+v", states)
+	}
+	// Documents must belong to their update's source.
+	wrong := sourceDocs(b, 1, "v2")
+	if err := c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: a, Hash: "x", Docs: wrong}}); !errors.Is(err, store.ErrInvalidRequest) {
+		t.Errorf("foreign document accepted: %v", err)
+	}
+	// Deleting chunks by filter forgets the source's hash, so a later
+	// sync rewrites it instead of skipping it.
+	if _, err := c.Delete(ctx(t), filter.Eq("sourceName", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if states, _ = c.Sources(ctx(t)); len(states) != 0 {
+		t.Errorf("hash kept for a source whose chunks were deleted: %+v", states)
 	}
 }

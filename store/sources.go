@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/quarry-rag/quarry/document"
+)
+
+// SourceState is what a store remembers of an ingested source: the hash of
+// the content its chunks were made from, so an unchanged source is skipped
+// without reading, splitting or embedding it again.
+type SourceState struct {
+	Source document.Source `json:"source"`
+	Hash   string          `json:"hash"`
+	Chunks int             `json:"chunks"`
+}
+
+// SourceUpdate replaces every chunk of one source. Docs empty means the
+// source is gone: its chunks and its state are deleted.
+type SourceUpdate struct {
+	Source document.Source
+	Hash   string
+	Docs   []*document.Document
+}
+
+// SourceSyncer is implemented by backends that track sources and replace
+// their chunks atomically: a reader sees a source's old chunks or its new
+// ones, never a mix, and a crash leaves one or the other.
+type SourceSyncer interface {
+	Sources(ctx context.Context, coll string) ([]SourceState, error)
+	// ReplaceSources applies all updates in one transaction.
+	ReplaceSources(ctx context.Context, coll string, updates []SourceUpdate) error
+}
+
+// Sources lists the sources the collection holds with their content hashes.
+func (c *Collection) Sources(ctx context.Context) ([]SourceState, error) {
+	ss, ok := c.s.b.(SourceSyncer)
+	if !ok {
+		return nil, fmt.Errorf("%w: this store does not track sources", ErrUnsupported)
+	}
+	out, err := ss.Sources(ctx, c.cfg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("sources of %q: %w", c.cfg.Name, err)
+	}
+	return out, nil
+}
+
+// ReplaceSources swaps in new chunks for whole sources in one transaction
+// (SEMANTICS §5 reindex by source). Every document is validated first and
+// must belong to its update's source; nothing is written on error.
+func (c *Collection) ReplaceSources(ctx context.Context, updates []SourceUpdate) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	ss, ok := c.s.b.(SourceSyncer)
+	if !ok {
+		return fmt.Errorf("%w: this store does not track sources", ErrUnsupported)
+	}
+	seen := map[document.Source]bool{}
+	var all []*document.Document
+	for _, u := range updates {
+		if u.Source.Type == "" || u.Source.Name == "" {
+			return fmt.Errorf("%w: a source update needs a source type and name", ErrInvalidRequest)
+		}
+		if seen[u.Source] {
+			return fmt.Errorf("%w: source %s %s appears twice in one update", ErrInvalidRequest, u.Source.Type, u.Source.Name)
+		}
+		seen[u.Source] = true
+		for _, d := range u.Docs {
+			if d == nil || d.SourceType != u.Source.Type || d.SourceName != u.Source.Name {
+				return fmt.Errorf("%w: a document in the update of %s %s belongs to another source", ErrInvalidRequest, u.Source.Type, u.Source.Name)
+			}
+		}
+		all = append(all, u.Docs...)
+	}
+	if err := c.ValidateDocuments(all); err != nil {
+		return err
+	}
+	if err := ss.ReplaceSources(ctx, c.cfg.Name, updates); err != nil {
+		return fmt.Errorf("replace sources in %q: %w", c.cfg.Name, err)
+	}
+	return nil
+}
