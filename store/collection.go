@@ -18,6 +18,9 @@ type Collection struct {
 	cfg CollectionConfig
 }
 
+// Store returns the store the collection belongs to.
+func (c *Collection) Store() *Store { return c.s }
+
 // Config returns the collection's configuration.
 func (c *Collection) Config() CollectionConfig { return c.cfg }
 

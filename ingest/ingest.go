@@ -1,0 +1,462 @@
+// Package ingest turns folders into a searchable collection: walk → read →
+// split → validate → embed (cache first) → write, synchronised by source.
+//
+// Each file is a source (SEMANTICS §1). A source whose content and chunking
+// settings are unchanged since the last run is skipped before it is even
+// split; a changed source is split and embedded first, then its old chunks
+// are swapped for the new ones in one transaction, so a failure or a crash
+// leaves the old version in place and a re-run finishes the job. With
+// Prune, file sources no longer found are deleted.
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/split"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// Options configure a run. Collection, Embedder and Loader are required.
+type Options struct {
+	Collection *store.Collection
+	// Embedder embeds chunk texts; its model must be the collection's.
+	Embedder embed.Embedder
+	// Cache, when set, is consulted before the embedder (the store's
+	// persistent embedding cache).
+	Cache  embed.Cache
+	Loader *load.Loader
+	// Chunking sets the token budget of the splitters (zero: the
+	// defaults, 512 tokens with 64 overlap).
+	Chunking split.RecursiveConfig
+	// Metadata is added to every chunk (--meta k=v); chunk metadata from
+	// the reader wins on a clash.
+	Metadata map[string]any
+	// Prune deletes file sources of the collection that the walk did not
+	// find: the roots are taken as the complete set of its files.
+	Prune bool
+	// BatchSize is how many chunks are embedded per call (default 64).
+	BatchSize int
+	// Workers read and split files in parallel (default 2).
+	Workers int
+	// Progress receives events; nil discards them. It is called from one
+	// goroutine at a time.
+	Progress func(Event)
+	Logger   *slog.Logger
+}
+
+// Event reports progress. Its JSON form is one line of `quarry ingest
+// --json`.
+type Event struct {
+	// Event is start, file, skip, error, prune or done.
+	Event string `json:"event"`
+	// Path is the file the event is about.
+	Path string `json:"path,omitempty"`
+	// Files is how many files have been handled, of Total.
+	Files int `json:"files"`
+	Total int `json:"total"`
+	// Chunks and Tokens count what was embedded and written so far.
+	// Tokens are estimated at four characters each.
+	Chunks int `json:"chunks"`
+	Tokens int `json:"tokens"`
+	// Rate is chunks written per second; ETA the seconds left at that pace.
+	Rate float64 `json:"rate"`
+	ETA  float64 `json:"eta_s"`
+	// Error explains an error event.
+	Error string `json:"error,omitempty"`
+}
+
+// Report sums up a run.
+type Report struct {
+	Files     int           `json:"files"`    // files seen
+	Skipped   int           `json:"skipped"`  // unchanged sources
+	Written   int           `json:"written"`  // sources (re)written
+	Pruned    int           `json:"pruned"`   // sources deleted
+	Failed    int           `json:"failed"`   // files that could not be read or split
+	Chunks    int           `json:"chunks"`   // chunks written
+	Tokens    int           `json:"tokens"`   // estimated tokens written
+	Embedded  int           `json:"embedded"` // texts sent to the embedder (cache misses)
+	Errors    []string      `json:"errors"`   // one line per failed file
+	Duration  time.Duration `json:"duration"` // wall time
+	ChunksPer float64       `json:"chunks_per_second"`
+}
+
+// flushBatches is how many embedding batches of chunks are gathered before
+// writing: one transaction per group amortises commits while bounding memory.
+const flushBatches = 8
+
+// Run ingests roots (files or folders) into the collection.
+func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
+	if opt.Collection == nil || opt.Embedder == nil || opt.Loader == nil {
+		return nil, errors.New("ingest: a collection, an embedder and a loader are required")
+	}
+	if m, cm := opt.Embedder.Model(), opt.Collection.Config().Model; m != cm {
+		return nil, fmt.Errorf("%w: collection %q was built with %s; the embedder is %s", store.ErrModelMismatch, opt.Collection.Name(), cm, m)
+	}
+	if opt.BatchSize <= 0 {
+		opt.BatchSize = embed.DefaultBatchSize
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 2
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	splitters, err := newSplitters(opt.Chunking)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range opt.Metadata {
+		if err := document.New("").SetMetadata(k, v); err != nil {
+			return nil, fmt.Errorf("ingest metadata: %w", err)
+		}
+	}
+	r := &run{opt: opt, splitters: splitters, start: time.Now(), rep: &Report{}}
+	r.fingerprint, err = fingerprint(opt)
+	if err != nil {
+		return nil, err
+	}
+	total, err := opt.Loader.Count(roots)
+	if err != nil {
+		return nil, err
+	}
+	r.total = total
+	states, err := opt.Collection.Sources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.known = make(map[document.Source]string, len(states))
+	for _, s := range states {
+		r.known[s.Source] = s.Hash
+	}
+	r.emit(Event{Event: "start"})
+	if err := r.walk(ctx, roots); err != nil {
+		return r.rep, err
+	}
+	if opt.Prune {
+		if err := r.prune(ctx, states); err != nil {
+			return r.rep, err
+		}
+	}
+	if cp, ok := opt.Collection.Store().Backend().(interface{ Checkpoint(context.Context) error }); ok {
+		if err := cp.Checkpoint(ctx); err != nil {
+			opt.Logger.Warn("ingest: checkpoint failed; indexes will be rebuilt on next open", "err", err)
+		}
+	}
+	r.rep.Duration = time.Since(r.start)
+	if s := r.rep.Duration.Seconds(); s > 0 {
+		r.rep.ChunksPer = float64(r.rep.Chunks) / s
+	}
+	r.emit(Event{Event: "done"})
+	return r.rep, nil
+}
+
+// run is the state of one ingestion.
+type run struct {
+	opt         Options
+	splitters   *splitters
+	fingerprint string
+	known       map[document.Source]string // source → recorded hash
+	seen        map[document.Source]bool
+	total       int
+	start       time.Time
+	rep         *Report
+
+	pending       []store.SourceUpdate
+	pendingChunks int
+}
+
+// prepared is one file after reading and splitting.
+type prepared struct {
+	res    load.Result
+	hash   string
+	chunks []*document.Document
+	skip   bool
+	err    error
+}
+
+// walk reads files in order, splits them on workers, and flushes changed
+// sources in groups.
+func (r *run) walk(ctx context.Context, roots []string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		i   int
+		res load.Result
+	}
+	jobs := make(chan job, r.opt.Workers*2)
+	results := make(chan struct {
+		i int
+		p prepared
+	}, r.opt.Workers*2)
+	var walkErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(jobs)
+		i := 0
+		walkErr = r.opt.Loader.Walk(ctx, roots, func(res load.Result) error {
+			select {
+			case jobs <- job{i, res}:
+				i++
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	})
+	var workers sync.WaitGroup
+	for range r.opt.Workers {
+		workers.Go(func() {
+			for j := range jobs {
+				p := r.prepare(j.res)
+				select {
+				case results <- struct {
+					i int
+					p prepared
+				}{j.i, p}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		workers.Wait()
+		close(results)
+	}()
+	// Results arrive out of order; handle them in walk order so runs are
+	// deterministic.
+	r.seen = map[document.Source]bool{}
+	waiting := map[int]prepared{}
+	next := 0
+	var firstErr error
+	for res := range results {
+		if firstErr != nil {
+			continue // drain
+		}
+		waiting[res.i] = res.p
+		for {
+			p, ok := waiting[next]
+			if !ok {
+				break
+			}
+			delete(waiting, next)
+			next++
+			if err := r.handle(ctx, p); err != nil {
+				firstErr = err
+				cancel()
+				break
+			}
+		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if walkErr != nil {
+		return fmt.Errorf("ingest: %w", walkErr)
+	}
+	return r.flush(ctx)
+}
+
+// prepare runs on a worker: hash check, split, schema validation.
+func (r *run) prepare(res load.Result) prepared {
+	p := prepared{res: res}
+	if res.Err != nil {
+		p.err = res.Err
+		return p
+	}
+	p.hash = sourceHash(res.Hash, r.fingerprint)
+	if r.known[res.Source] == p.hash {
+		p.skip = true
+		return p
+	}
+	chunks, err := split.SplitAll(r.splitters.forKind(res.Kind), res.Docs)
+	if err != nil {
+		p.err = fmt.Errorf("%s: split: %w", res.Path, err)
+		return p
+	}
+	schema := r.opt.Collection.Config().Schema
+	for _, c := range chunks {
+		for k, v := range r.opt.Metadata {
+			if _, ok := c.Metadata[k]; !ok {
+				c.Metadata[k] = v
+			}
+		}
+		if err := schema.ValidateDocument(c); err != nil {
+			p.err = fmt.Errorf("%s: %w", res.Path, err)
+			return p
+		}
+	}
+	p.chunks = chunks
+	return p
+}
+
+// handle consumes one prepared file in walk order.
+func (r *run) handle(ctx context.Context, p prepared) error {
+	r.rep.Files++
+	src := p.res.Source
+	r.seen[src] = true
+	switch {
+	case p.err != nil:
+		r.rep.Failed++
+		r.rep.Errors = append(r.rep.Errors, p.err.Error())
+		r.emit(Event{Event: "error", Path: p.res.Path, Error: p.err.Error()})
+		return nil
+	case p.skip:
+		r.rep.Skipped++
+		r.emit(Event{Event: "skip", Path: p.res.Path})
+		return nil
+	}
+	// A file without chunks (empty, or only tiny sections) removes the
+	// source; it is read again next time, which costs little.
+	r.pending = append(r.pending, store.SourceUpdate{Source: src, Hash: p.hash, Docs: p.chunks})
+	r.pendingChunks += len(p.chunks)
+	r.emit(Event{Event: "file", Path: p.res.Path})
+	if r.pendingChunks >= flushBatches*r.opt.BatchSize {
+		return r.flush(ctx)
+	}
+	return nil
+}
+
+// flush embeds the pending sources' chunks and swaps them in, one
+// transaction for the group. An embedding error stops the run with the
+// group unwritten: earlier groups stay, this one and later ones keep their
+// old version.
+func (r *run) flush(ctx context.Context) error {
+	if len(r.pending) == 0 {
+		return nil
+	}
+	var texts []string
+	for _, u := range r.pending {
+		for _, d := range u.Docs {
+			texts = append(texts, d.Content)
+		}
+	}
+	counter := &countingEmbedder{Embedder: embed.Batched{Embedder: r.opt.Embedder, Size: r.opt.BatchSize}}
+	var e embed.Embedder = counter
+	if r.opt.Cache != nil {
+		e = embed.Cached{Embedder: counter, Cache: r.opt.Cache}
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	r.rep.Embedded += counter.texts
+	i := 0
+	var updates []store.SourceUpdate
+	for _, u := range r.pending {
+		for _, d := range u.Docs {
+			d.Embedding = vecs[i]
+			i++
+		}
+		updates = append(updates, u)
+	}
+	if err := r.opt.Collection.ReplaceSources(ctx, updates); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	for _, u := range updates {
+		r.rep.Written++
+		r.rep.Chunks += len(u.Docs)
+		for _, d := range u.Docs {
+			r.rep.Tokens += (len(d.Content) + 3) / 4
+		}
+		r.known[u.Source] = u.Hash
+	}
+	r.pending, r.pendingChunks = nil, 0
+	r.emit(Event{Event: "progress"})
+	return nil
+}
+
+// prune deletes file sources the walk did not see.
+func (r *run) prune(ctx context.Context, states []store.SourceState) error {
+	var gone []store.SourceUpdate
+	for _, s := range states {
+		if s.Source.Type == document.SourceFile && !r.seen[s.Source] {
+			gone = append(gone, store.SourceUpdate{Source: s.Source})
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	if err := r.opt.Collection.ReplaceSources(ctx, gone); err != nil {
+		return fmt.Errorf("ingest: prune: %w", err)
+	}
+	r.rep.Pruned = len(gone)
+	for _, g := range gone {
+		r.emit(Event{Event: "prune", Path: g.Source.Name})
+	}
+	return nil
+}
+
+func (r *run) emit(e Event) {
+	if r.opt.Progress == nil {
+		return
+	}
+	e.Files, e.Total, e.Chunks, e.Tokens = r.rep.Files, r.total, r.rep.Chunks, r.rep.Tokens
+	if s := time.Since(r.start).Seconds(); s > 0 {
+		e.Rate = float64(r.rep.Chunks) / s
+		if r.rep.Files > 0 && r.total > r.rep.Files {
+			e.ETA = s / float64(r.rep.Files) * float64(r.total-r.rep.Files)
+		}
+	}
+	r.opt.Progress(e)
+}
+
+// sourceHash ties a source's recorded hash to its bytes and to everything
+// that shapes its chunks, so changing the splitter settings, the embedder
+// or --meta re-ingests it.
+func sourceHash(contentHash, fingerprint string) string {
+	s := sha256.Sum256([]byte(contentHash + "\x00" + fingerprint))
+	return hex.EncodeToString(s[:])
+}
+
+func fingerprint(opt Options) (string, error) {
+	b, err := json.Marshal(struct {
+		Model    embed.ModelInfo
+		Chunking split.RecursiveConfig
+		Meta     []string
+		Version  int
+	}{opt.Embedder.Model(), split.RecursiveConfig{MaxTokens: opt.Chunking.MaxTokens, OverlapTokens: opt.Chunking.OverlapTokens, NoOverlap: opt.Chunking.NoOverlap}, metaPairs(opt.Metadata), pipelineVersion})
+	if err != nil {
+		return "", fmt.Errorf("ingest settings: %w", err)
+	}
+	return string(b), nil
+}
+
+// pipelineVersion changes when reading or splitting changes in a way that
+// should re-ingest every source.
+const pipelineVersion = 1
+
+func metaPairs(m map[string]any) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		b, _ := document.MarshalValue(m[k])
+		out = append(out, k+"="+string(b))
+	}
+	return out
+}
+
+// countingEmbedder counts the texts that reach the embedder: the cache's
+// misses.
+type countingEmbedder struct {
+	embed.Embedder
+	texts int
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts += len(texts)
+	return c.Embedder.Embed(ctx, texts)
+}
