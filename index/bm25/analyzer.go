@@ -144,6 +144,10 @@ type scratch struct {
 // by normalised word. f must not keep the slice.
 func (a *Analyzer) words(s *scratch, text string, f func(w []byte)) {
 	s.text = append(s.text[:0], text...)
+	if s.vals == nil {
+		// The segmenter allocates room for 1,000 tokens when given nil.
+		s.vals, s.types = make([][]byte, 0, 32), make([]int, 0, 32)
+	}
 	s.vals, s.types = s.vals[:0], s.types[:0]
 	// The segmenter stops early at some invalid UTF-8; skip a rune there
 	// and carry on, so no input is dropped beyond the bad bytes.

@@ -86,6 +86,15 @@ type searcher struct {
 	contrib []float64
 	heap    []entry
 	k0, kl  float64 // saturation K = k0 + kl·length
+
+	// State of one maxScore run.
+	k         int
+	allow     *bitset.Set
+	checkLive bool
+	thr       float64 // prune below this: the k-th score less the slack
+	ess       int     // cur[ess:] are essential
+	pos       []int   // seed's cursor positions
+	seedHeap  []float64
 }
 
 type qterm struct {
@@ -122,13 +131,16 @@ func (c *cursor) score(k, titleWeight float64) float64 {
 	return c.weight * f / (f + k)
 }
 
-// seek moves the cursor to the first document ≥ doc, galloping so a long
-// list probed for a few documents costs O(log) per probe.
-func (c *cursor) seek(doc uint32) {
-	docs := c.docs
-	lo := c.pos
+// seek moves the cursor to the first document ≥ doc.
+func (c *cursor) seek(doc uint32) { c.pos = seekFrom(c.docs, c.pos, doc) }
+
+// seekFrom returns the index of the first element ≥ doc in docs[pos:],
+// galloping so a long list probed for a few documents costs O(log gap) per
+// probe.
+func seekFrom(docs []uint32, pos int, doc uint32) int {
+	lo := pos
 	if lo >= len(docs) || docs[lo] >= doc {
-		return
+		return lo
 	}
 	// docs[lo] < doc: find hi with docs[hi] ≥ doc, then search (lo, hi].
 	step := 1
@@ -147,7 +159,7 @@ func (c *cursor) seek(doc uint32) {
 			hi = m
 		}
 	}
-	c.pos = hi
+	return hi
 }
 
 // prepare builds the cursors for s.q, sorted by bound ascending, and
@@ -216,17 +228,19 @@ func (x *Index) worse(a, b entry) bool {
 // and the others are probed by seeking. As the threshold rises, frequent
 // low-idf terms drop out of the candidate stream.
 func (x *Index) maxScore(s *searcher, k int, allow *bitset.Set) {
-	cur, prefix, contrib := s.cur, s.prefix, s.contrib
-	n := len(cur)
-	checkLive := x.deadPostings > 0
-	filtered := checkLive || allow != nil
-	tw, k0, kl, dl := x.cfg.TitleWeight, s.k0, s.kl, x.dl
+	s.k, s.allow, s.checkLive = k, allow, x.deadPostings > 0
 	s.heap = s.heap[:0]
-	thr := math.Inf(-1) // the k-th score less the slack, once k are held
-	ess := 0            // cur[ess:] are essential
-	for {
+	s.thr = x.seed(s)
+	s.ess = 0
+	s.raise()
+	cur, n := s.cur, len(s.cur)
+	for s.ess < n {
+		if s.ess == n-1 {
+			x.single(s)
+			return
+		}
 		d, found := uint32(0), false
-		for i := ess; i < n; i++ {
+		for i := s.ess; i < n; i++ {
 			c := &cur[i]
 			if c.pos < len(c.docs) && (!found || c.docs[c.pos] < d) {
 				d, found = c.docs[c.pos], true
@@ -235,69 +249,197 @@ func (x *Index) maxScore(s *searcher, k int, allow *bitset.Set) {
 		if !found {
 			return
 		}
-		if filtered && (checkLive && !x.live.Contains(d) || allow != nil && !allow.Contains(d)) {
-			for i := ess; i < n; i++ {
+		if !x.eligible(s, d) {
+			for i := s.ess; i < n; i++ {
 				if c := &cur[i]; c.pos < len(c.docs) && c.docs[c.pos] == d {
 					c.pos++
 				}
 			}
 			continue
 		}
-		kd := k0 + kl*float64(dl[d])
+		kd := s.k0 + s.kl*float64(x.dl[d])
 		score := 0.0
-		for i := ess; i < n; i++ {
+		for i := s.ess; i < n; i++ {
 			c := &cur[i]
 			v := 0.0
 			if c.pos < len(c.docs) && c.docs[c.pos] == d {
-				v = c.score(kd, tw)
+				v = c.score(kd, x.cfg.TitleWeight)
 				c.pos++
 			}
-			contrib[c.qi] = v
+			s.contrib[c.qi] = v
 			score += v
 		}
-		pruned := false
-		for i := ess - 1; i >= 0; i-- {
-			if score+prefix[i] < thr {
-				pruned = true
-				break
-			}
-			c := &cur[i]
-			c.seek(d)
-			v := 0.0
-			if c.pos < len(c.docs) && c.docs[c.pos] == d {
-				v = c.score(kd, tw)
-			}
-			contrib[c.qi] = v
-			score += v
-		}
-		if pruned {
+		x.complete(s, d, kd, score)
+	}
+}
+
+// single is maxScore's loop once one essential list is left, the common
+// case after the threshold rises: it walks that list alone and drops a
+// document as soon as its score plus every other term's bound falls short.
+func (x *Index) single(s *searcher) {
+	c := &s.cur[len(s.cur)-1]
+	tw, k0, kl, dl := x.cfg.TitleWeight, s.k0, s.kl, x.dl
+	rest := 0.0 // the non-essential bounds
+	if s.ess > 0 {
+		rest = s.prefix[s.ess-1]
+	}
+	for c.pos < len(c.docs) && s.ess < len(s.cur) {
+		d := c.docs[c.pos]
+		kd := k0 + kl*float64(dl[d])
+		v := c.score(kd, tw)
+		c.pos++
+		if v+rest < s.thr || !x.eligible(s, d) {
 			continue
 		}
-		// Sum in query order so a score depends on the query and the
-		// statistics alone, not on which terms were essential or on bounds
-		// that deletes have loosened.
+		for i := range s.contrib {
+			s.contrib[i] = 0
+		}
+		s.contrib[c.qi] = v
+		x.complete(s, d, kd, v)
+	}
+}
+
+// eligible reports whether d may be returned: live and allowed.
+func (x *Index) eligible(s *searcher, d uint32) bool {
+	return (!s.checkLive || x.live.Contains(d)) && (s.allow == nil || s.allow.Contains(d))
+}
+
+// complete adds the non-essential terms to a candidate whose essential
+// contributions are in s.contrib and sum to score, stopping as soon as the
+// remaining bounds cannot lift it to the threshold, and offers it to the
+// heap.
+func (x *Index) complete(s *searcher, d uint32, kd, score float64) {
+	for i := s.ess - 1; i >= 0; i-- {
+		if score+s.prefix[i] < s.thr {
+			return
+		}
+		c := &s.cur[i]
+		c.seek(d)
+		v := 0.0
+		if c.pos < len(c.docs) && c.docs[c.pos] == d {
+			v = c.score(kd, x.cfg.TitleWeight)
+		}
+		s.contrib[c.qi] = v
+		score += v
+	}
+	// Sum in query order so a score depends on the query and the
+	// statistics alone, not on which terms were essential or on bounds
+	// that deletes have loosened.
+	total := 0.0
+	for _, v := range s.contrib {
+		total += v
+	}
+	e := entry{score: total, doc: d}
+	switch {
+	case len(s.heap) < s.k:
+		s.heap = append(s.heap, e)
+		x.up(s.heap, len(s.heap)-1)
+		if len(s.heap) < s.k {
+			return
+		}
+	case x.worse(s.heap[0], e):
+		s.heap[0] = e
+		x.down(s.heap, 0)
+	default:
+		return
+	}
+	s.thr = max(s.thr, s.heap[0].score*(1-pruneSlack))
+	s.raise()
+}
+
+// raise moves terms whose bounds, with all lower ones, sum below the
+// threshold out of the essential set.
+func (s *searcher) raise() {
+	for s.ess < len(s.cur) && s.prefix[s.ess] < s.thr {
+		s.ess++
+	}
+}
+
+// seed returns a threshold no higher than the final k-th score, or −Inf.
+// When a query pairs a short list with a long one, plain MaxScore walks the
+// long list until k good documents turn up; scoring the short list's
+// documents first (seeking into the others) finds a k-th score at once,
+// and every document in the final top k scores at least that much.
+func (x *Index) seed(s *searcher) float64 {
+	k := s.k
+	n := len(s.cur)
+	short, long := 0, 0
+	for i := range s.cur {
+		if len(s.cur[i].docs) < len(s.cur[short].docs) {
+			short = i
+		}
+		if len(s.cur[i].docs) > len(s.cur[long].docs) {
+			long = i
+		}
+	}
+	ls, ll := len(s.cur[short].docs), len(s.cur[long].docs)
+	// Worth it when scoring ls documents across n lists costs less than
+	// walking the fraction k/ls of the long list (seeks cost a few postings).
+	if ls < k || 4*n*ls*ls >= k*ll {
+		return math.Inf(-1)
+	}
+	s.pos = slices.Grow(s.pos[:0], n)[:n]
+	clear(s.pos)
+	s.seedHeap = s.seedHeap[:0]
+	tw := x.cfg.TitleWeight
+	for _, d := range s.cur[short].docs {
+		if !x.eligible(s, d) {
+			continue
+		}
+		kd := s.k0 + s.kl*float64(x.dl[d])
+		clear(s.contrib)
+		for i := range s.cur {
+			c := &s.cur[i]
+			p := seekFrom(c.docs, s.pos[i], d)
+			s.pos[i] = p
+			if p < len(c.docs) && c.docs[p] == d {
+				f := float64(c.tfs[p]&0xffff) + tw*float64(c.tfs[p]>>16)
+				s.contrib[c.qi] = c.weight * f / (f + kd)
+			}
+		}
 		total := 0.0
-		for _, v := range contrib {
+		for _, v := range s.contrib {
 			total += v
 		}
-		e := entry{score: total, doc: d}
-		switch {
-		case len(s.heap) < k:
-			s.heap = append(s.heap, e)
-			x.up(s.heap, len(s.heap)-1)
-			if len(s.heap) < k {
-				continue
+		s.seedHeap = pushScore(s.seedHeap, total, k)
+	}
+	if len(s.seedHeap) < k {
+		return math.Inf(-1)
+	}
+	return s.seedHeap[0] * (1 - pruneSlack)
+}
+
+// pushScore keeps the k largest scores in a min-heap.
+func pushScore(h []float64, v float64, k int) []float64 {
+	if len(h) < k {
+		h = append(h, v)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h[p] <= h[i] {
+				break
 			}
-		case x.worse(s.heap[0], e):
-			s.heap[0] = e
-			x.down(s.heap, 0)
-		default:
-			continue
+			h[p], h[i] = h[i], h[p]
+			i = p
 		}
-		thr = s.heap[0].score * (1 - pruneSlack)
-		for ess < n && prefix[ess] < thr {
-			ess++
+		return h
+	}
+	if v <= h[0] {
+		return h
+	}
+	h[0] = v
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l] < h[m] {
+			m = l
 		}
+		if r := l + 1; r < len(h) && h[r] < h[m] {
+			m = r
+		}
+		if m == i {
+			return h
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
 	}
 }
 

@@ -17,6 +17,7 @@ func newBenchCmd(stdio IO) *cobra.Command {
 beside a reference measured in the same run.`,
 	}
 	cmd.AddCommand(newBenchANNCmd(stdio))
+	cmd.AddCommand(newBenchKeywordCmd(stdio))
 	return cmd
 }
 

@@ -1,8 +1,9 @@
 // Command bleve runs github.com/blevesearch/bleve/v2 on the corpus and
 // queries `quarry bench keyword --export DIR` writes and prints the peer
 // figures for Quarry's keyword search: build time, and p50/p99/mean latency
-// and QPS of disjunctive BM25 top-k queries run one at a time, after one
-// warm-up pass, exactly as Quarry measures itself. The index is a scorch
+// and QPS of disjunctive BM25 top-k queries run one at a time, each query's
+// fastest of the timed passes after one warm-up pass, exactly as Quarry
+// measures itself. The index is a scorch
 // index on disk (bleve.New) with the English analyzer and bleve's BM25
 // scoring model set to Quarry's parameters (k1 0.9, b 0.4). Queries run once
 // bleve's background persister and merger are idle.
@@ -128,7 +129,18 @@ func run(dir, indexDir, quarryReport string, k, passes int, asJSON bool) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	rep.SettleSecs = time.Since(settle).Seconds()
-	fmt.Fprintf(os.Stderr, "built in %.2fs, merged and persisted %.2fs later\n", rep.BuildSeconds, rep.SettleSecs)
+	m, _ := idx.StatsMap()["index"].(map[string]any)
+	fmt.Fprintf(os.Stderr, "built in %.2fs, settled %.2fs later: %v file segments, %v in memory\n",
+		rep.BuildSeconds, rep.SettleSecs, m["num_root_filesegments"], m["num_root_memorysegments"])
+
+	terms := 0
+	if fd, err := idx.FieldDict("text"); err == nil {
+		for e, err := fd.Next(); e != nil && err == nil; e, err = fd.Next() {
+			terms++
+		}
+		fd.Close()
+	}
+	fmt.Fprintf(os.Stderr, "%d terms in bleve's dictionary\n", terms)
 
 	searchOne := func(q string) (*bleve.SearchResult, error) {
 		mq := bleve.NewMatchQuery(q)
@@ -148,18 +160,22 @@ func run(dir, indexDir, quarryReport string, k, passes int, asJSON bool) error {
 		}
 	}
 	rep.MeanHits = float64(hits) / float64(len(queries))
-	lat := make([]time.Duration, 0, len(queries)*passes)
-	var total time.Duration
-	for range passes {
-		pass := time.Now()
-		for _, q := range queries {
+	// Each query's latency is its fastest pass, as in Quarry's benchmark.
+	lat := make([]time.Duration, len(queries))
+	for p := range passes {
+		for i, q := range queries {
 			t := time.Now()
 			if _, err := searchOne(q.Text); err != nil {
 				return err
 			}
-			lat = append(lat, time.Since(t))
+			if d := time.Since(t); p == 0 || d < lat[i] {
+				lat[i] = d
+			}
 		}
-		total += time.Since(pass)
+	}
+	var total time.Duration
+	for _, d := range lat {
+		total += d
 	}
 	slices.Sort(lat)
 	rep.P50Micros = micros(percentile(lat, 50))
@@ -175,7 +191,7 @@ func run(dir, indexDir, quarryReport string, k, passes int, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Printf("bleve %s, BM25 top-%d, disjunctive, 1 thread, %d documents, %d queries × %d passes\n",
+	fmt.Printf("bleve %s, BM25 top-%d, disjunctive, 1 thread, %d documents, %d queries (fastest of %d passes each)\n",
 		"v2.6.3", k, rep.Docs, rep.Queries, passes)
 	if quarryReport == "" {
 		fmt.Printf("  build %.2f s (+%.2f s to settle)\n  latency p50 %.1f µs, p99 %.1f µs, mean %.1f µs\n  QPS %.0f (mean hits %.1f)\n",
