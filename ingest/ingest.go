@@ -320,8 +320,8 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 		r.emit(Event{Event: "skip", Path: p.res.Path})
 		return nil
 	}
-	// A file without chunks (empty, or only tiny sections) removes the
-	// source; it is read again next time, which costs little.
+	// A file without chunks (empty, or only tiny sections) keeps its hash
+	// and no chunks, so it is not read again.
 	r.pending = append(r.pending, store.SourceUpdate{Source: src, Hash: p.hash, Docs: p.chunks})
 	r.pendingChunks += len(p.chunks)
 	r.emit(Event{Event: "file", Path: p.res.Path})

@@ -16,8 +16,9 @@ type SourceState struct {
 	Chunks int             `json:"chunks"`
 }
 
-// SourceUpdate replaces every chunk of one source. Docs empty means the
-// source is gone: its chunks and its state are deleted.
+// SourceUpdate replaces every chunk of one source and records its hash. An
+// empty Hash means the source is gone: its chunks and its state are deleted.
+// A source may have a hash and no chunks (an empty file).
 type SourceUpdate struct {
 	Source document.Source
 	Hash   string

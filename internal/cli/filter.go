@@ -159,6 +159,20 @@ func parseFilterArg(src string, schema *document.Schema) (filter.Expr, error) {
 	return e, nil
 }
 
+// parseCollectionFilter parses a filter and validates it against a
+// collection's schema (a nil schema knows only the built-in fields), so a
+// mistake is a usage error before any I/O.
+func parseCollectionFilter(src string, schema *document.Schema) (filter.Expr, error) {
+	e, err := parseFilterArg(src, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := filter.Validate(e, schema); err != nil {
+		return nil, usageErr(err)
+	}
+	return e, nil
+}
+
 // withCaret appends the input and a caret under the offending column.
 func withCaret(src string, err error) error {
 	var se *filter.SyntaxError

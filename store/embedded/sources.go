@@ -73,7 +73,7 @@ func (b *Backend) ReplaceSources(ctx context.Context, name string, updates []sto
 			if err := w.upsert(p.rows); err != nil {
 				return err
 			}
-			if len(p.u.Docs) == 0 {
+			if p.u.Hash == "" {
 				_, err = tx.ExecContext(ctx, `DELETE FROM sources WHERE collection_id = ? AND source_type = ? AND source_name = ?`, c.cid, p.u.Source.Type, p.u.Source.Name)
 			} else {
 				_, err = tx.ExecContext(ctx, `INSERT INTO sources(collection_id, source_type, source_name, hash, chunks) VALUES (?, ?, ?, ?, ?)

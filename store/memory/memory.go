@@ -260,7 +260,7 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 		for _, e := range prepared[i] {
 			c.docs[e.doc.ID] = e
 		}
-		if len(u.Docs) == 0 {
+		if u.Hash == "" {
 			delete(c.sources, u.Source)
 		} else {
 			c.sources[u.Source] = store.SourceState{Source: u.Source, Hash: u.Hash, Chunks: len(u.Docs)}

@@ -305,7 +305,7 @@ func (b *Backend) ReplaceSources(ctx context.Context, name string, updates []sto
 		if err := queueUpserts(batch, ci, u.Docs); err != nil {
 			return err
 		}
-		if len(u.Docs) == 0 {
+		if u.Hash == "" {
 			batch.Queue(`DELETE FROM quarry_sources WHERE collection_id = $1 AND source_type = $2 AND source_name = $3`, ci.id, u.Source.Type, u.Source.Name)
 		} else {
 			batch.Queue(`INSERT INTO quarry_sources(collection_id, source_type, source_name, hash, chunks) VALUES ($1, $2, $3, $4, $5)

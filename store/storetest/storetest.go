@@ -936,7 +936,19 @@ func testReplaceSources(t *testing.T, s *store.Store) {
 	if len(hits) != 1 || !strings.HasSuffix(hits[0].Doc.Content, "v2") {
 		t.Errorf("old chunks still searchable: %v", hitIDs(hits))
 	}
-	// An empty update deletes the source and its state.
+	// A hash without chunks records an empty source.
+	empty := document.Source{Type: "file", Name: "empty.txt"}
+	if err := c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: empty, Hash: "he"}}); err != nil {
+		t.Fatal(err)
+	}
+	states, _ = c.Sources(ctx(t))
+	if len(states) != 3 || states[2].Source != empty || states[2].Chunks != 0 || states[2].Hash != "he" {
+		t.Errorf("empty source: %+v", states)
+	}
+	if err := c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: empty}}); err != nil {
+		t.Fatal(err)
+	}
+	// An update without a hash deletes the source and its state.
 	if err := c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: b}}); err != nil {
 		t.Fatal(err)
 	}

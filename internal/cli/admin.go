@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/config"
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store"
+)
+
+func newInitCmd(stdio IO) *cobra.Command {
+	var (
+		f          kbFlags
+		embedder   string
+		schemaPath string
+	)
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create a knowledge base (./.quarry) and its collection",
+		Long: `Create a knowledge base: a directory with config.toml and the embedded store.
+
+The collection is created with the embedder (fixed for its life) and, with --schema, the
+metadata fields it declares — which fields exist, their types, which can be filtered:
+  {"fields":[{"name":"team","type":"string","required":true,"filterable":true}]}`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			schema, err := loadSchema(schemaPath)
+			if err != nil {
+				return err
+			}
+			dir := f.kb
+			if dir == "" {
+				if dir, _, err = config.FindKB(".", nil); err != nil {
+					return err
+				}
+			}
+			cfg := config.Defaults()
+			if embedder != "" {
+				if _, err := newEmbedder(embedder); err != nil {
+					return usageErr(err)
+				}
+				cfg.Embedder = embedder
+			}
+			if f.collection != "" {
+				cfg.Collection = f.collection
+			}
+			if err := initKB(dir, cfg); err != nil {
+				return err
+			}
+			f.kb = dir
+			k, err := openKB(cmd.Context(), &f, false)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			c, err := k.collection(cmd.Context(), true, schema)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "knowledge base %s: collection %q with %s\n", dir, c.Name(), c.Config().Model)
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&embedder, "embedder", "", "embedder for new collections: hash (offline, default), hash:DIM")
+	cmd.Flags().StringVar(&schemaPath, "schema", "", "collection schema (JSON) declaring metadata fields")
+	return cmd
+}
+
+func newDeleteCmd(stdio IO) *cobra.Command {
+	var (
+		f      kbFlags
+		source string
+		filt   string
+	)
+	cmd := &cobra.Command{
+		Use:   "delete (--source NAME | --filter F)",
+		Short: "Delete chunks by source or by filter",
+		Example: `  quarry delete --source guide/old-page.md
+  quarry delete --filter "team = 'legacy'"`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (source == "") == (filt == "") {
+				return usageErr(errors.New("give exactly one of --source or --filter"))
+			}
+			ctx := cmd.Context()
+			k, err := openKB(ctx, &f, false)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			coll, err := k.collection(ctx, false, nil)
+			if err != nil {
+				return err
+			}
+			var fe filter.Expr = filter.Eq("sourceName", source)
+			if filt != "" {
+				if fe, err = parseCollectionFilter(filt, coll.Config().Schema); err != nil {
+					return err
+				}
+			}
+			n, err := coll.Delete(ctx, fe)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "deleted %d chunks from %q\n", n, coll.Name())
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&source, "source", "", "delete every chunk of this source name (a file's path relative to its ingest root)")
+	cmd.Flags().StringVar(&filt, "filter", "", "delete the chunks matching this filter (any syntax)")
+	return cmd
+}
+
+// statusJSON is `quarry status --json`.
+type statusJSON struct {
+	KB          string           `json:"kb"`
+	Store       string           `json:"store"`
+	Embedder    string           `json:"embedder"`
+	DiskBytes   int64            `json:"disk_bytes"`
+	Collections []collectionJSON `json:"collections"`
+}
+
+type collectionJSON struct {
+	Name     string           `json:"name"`
+	Model    string           `json:"model"`
+	Chunks   int              `json:"chunks"`
+	Sources  int              `json:"sources"`
+	Schema   *document.Schema `json:"schema,omitempty"`
+	Language string           `json:"language,omitempty"`
+}
+
+func newStatusCmd(stdio IO) *cobra.Command {
+	var (
+		f      kbFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the knowledge base: collections, sizes, models",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			k, err := openKB(ctx, &f, false)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			st := statusJSON{KB: k.dir, Store: k.cfg.Store, Embedder: k.embedder.Model().String(), DiskBytes: dirSize(k.dir)}
+			if st.Store == "" {
+				st.Store = "embedded:" + k.dir
+			}
+			cfgs, err := k.store.Collections(ctx)
+			if err != nil {
+				return err
+			}
+			for _, cfg := range cfgs {
+				c, err := k.store.Collection(ctx, cfg.Name)
+				if err != nil {
+					return err
+				}
+				n, err := c.Count(ctx, nil)
+				if err != nil {
+					return err
+				}
+				cj := collectionJSON{Name: cfg.Name, Model: cfg.Model.String(), Chunks: n, Schema: cfg.Schema, Language: cfg.Language}
+				if srcs, err := c.Sources(ctx); err == nil {
+					cj.Sources = len(srcs)
+				} else if !errors.Is(err, store.ErrUnsupported) {
+					return err
+				}
+				st.Collections = append(st.Collections, cj)
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			fmt.Fprintf(stdio.Out, "knowledge base  %s\nstore           %s\nembedder        %s\ndisk            %.1f MB\n\n", st.KB, st.Store, st.Embedder, float64(st.DiskBytes)/(1<<20))
+			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "COLLECTION\tCHUNKS\tSOURCES\tMODEL")
+			for _, c := range st.Collections {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.Name, c.Chunks, c.Sources, c.Model)
+			}
+			return tw.Flush()
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print status as JSON")
+	return cmd
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

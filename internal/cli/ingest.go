@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/split"
+)
+
+func newIngestCmd(stdio IO) *cobra.Command {
+	var (
+		f      kbFlags
+		metas  []string
+		prune  bool
+		watch  bool
+		asJSON bool
+		every  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "ingest PATH...",
+		Short: "Add files and folders to the knowledge base, re-doing only what changed",
+		Long: `Add files and folders to the knowledge base.
+
+Each file is a source. A source whose content is unchanged since the last run is skipped
+without being read again; a changed one is re-chunked and re-embedded, then its old
+chunks are swapped for the new ones in one transaction. Interrupting a run is safe: run
+it again to finish. With --prune, files of the collection no longer under PATH are removed.`,
+		Example: `  quarry ingest ./docs
+  quarry ingest ./handbook --collection handbook --meta team=support --prune`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return flagError{fmt.Errorf("quarry ingest: give at least one file or folder")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			meta, err := parseMeta(metas)
+			if err != nil {
+				return usageErr(err)
+			}
+			for _, p := range args {
+				if _, err := os.Stat(p); err != nil {
+					return usageErr(fmt.Errorf("ingest: %w", err))
+				}
+			}
+			ctx := cmd.Context()
+			k, err := openKB(ctx, &f, true)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			coll, err := k.collection(ctx, true, nil)
+			if err != nil {
+				return err
+			}
+			cache, _ := k.store.Backend().(interface{ EmbeddingCache() embed.Cache })
+			opt := ingest.Options{
+				Collection: coll,
+				Embedder:   k.embedder,
+				Loader:     load.New(load.Options{MaxFileSize: k.cfg.Ingest.MaxFileSize}),
+				Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
+				Metadata:   meta,
+				Prune:      prune,
+				BatchSize:  k.cfg.Ingest.BatchSize,
+			}
+			if cache != nil {
+				opt.Cache = cache.EmbeddingCache()
+			}
+			for {
+				rep, err := runIngest(ctx, stdio, args, opt, asJSON)
+				if err != nil {
+					return err
+				}
+				if !watch {
+					if rep.Failed > 0 {
+						return fmt.Errorf("%d of %d files could not be read (listed above); the others were ingested", rep.Failed, rep.Files)
+					}
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(every):
+				}
+			}
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringArrayVar(&metas, "meta", nil, "metadata added to every chunk, as key=value (repeatable; numbers and true/false are typed)")
+	cmd.Flags().BoolVar(&prune, "prune", false, "remove files of the collection that are no longer under the given paths")
+	cmd.Flags().BoolVar(&watch, "watch", false, "keep running and re-ingest when files change (until interrupted)")
+	cmd.Flags().DurationVar(&every, "watch-interval", 2*time.Second, "how often --watch looks for changes")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print progress as JSON lines")
+	return cmd
+}
+
+// runIngest runs one ingestion with progress on the terminal (a bar),
+// as plain lines, or as JSON lines.
+func runIngest(ctx context.Context, stdio IO, roots []string, opt ingest.Options, asJSON bool) (*ingest.Report, error) {
+	var bar *progressbar.ProgressBar
+	tty := isTerminal(stdio.Err)
+	var errs []string
+	opt.Progress = func(e ingest.Event) {
+		switch {
+		case asJSON:
+			b, _ := json.Marshal(e)
+			fmt.Fprintln(stdio.Out, string(b))
+		case e.Event == "error":
+			errs = append(errs, e.Error)
+			if !tty {
+				fmt.Fprintf(stdio.Err, "error: %s\n", e.Error)
+			}
+		case tty:
+			if bar == nil && e.Total > 0 {
+				bar = progressbar.NewOptions(e.Total, progressbar.OptionSetWriter(stdio.Err), progressbar.OptionSetDescription("ingesting"),
+					progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
+			}
+			if bar != nil {
+				_ = bar.Set(e.Files)
+				bar.Describe(fmt.Sprintf("ingesting · %d chunks · %.0f/s", e.Chunks, e.Rate))
+			}
+		case e.Event == "progress" || e.Event == "done":
+			fmt.Fprintf(stdio.Err, "%d/%d files, %d chunks, %d tokens, %.0f chunks/s, eta %.0fs\n", e.Files, e.Total, e.Chunks, e.Tokens, e.Rate, e.ETA)
+		}
+	}
+	rep, err := ingest.Run(ctx, roots, opt)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if tty {
+		for _, e := range errs {
+			fmt.Fprintf(stdio.Err, "error: %s\n", e)
+		}
+	}
+	if err != nil {
+		return rep, err
+	}
+	if !asJSON {
+		fmt.Fprintf(stdio.Out, "%d files: %d written, %d unchanged, %d pruned, %d failed; %d chunks (%d embedded) in %s, %.0f chunks/s\n",
+			rep.Files, rep.Written, rep.Skipped, rep.Pruned, rep.Failed, rep.Chunks, rep.Embedded, rep.Duration.Round(time.Millisecond), rep.ChunksPer)
+	}
+	return rep, nil
+}
+
+// parseMeta reads key=value pairs; values that read as JSON numbers or
+// booleans are typed, everything else is a string.
+func parseMeta(pairs []string) (map[string]any, error) {
+	out := map[string]any{}
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--meta %q: use key=value", p)
+		}
+		var val any = v
+		if x, err := document.DecodeJSONValue([]byte(v)); err == nil {
+			switch x.(type) {
+			case int64, float64, bool:
+				val = x
+			}
+		}
+		if err := document.New("").SetMetadata(k, val); err != nil {
+			return nil, fmt.Errorf("--meta %q: %w", p, err)
+		}
+		out[k] = val
+	}
+	return out, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

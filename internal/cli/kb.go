@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/config"
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/embed/hash"
+	"github.com/quarry-rag/quarry/store"
+	_ "github.com/quarry-rag/quarry/store/embedded" // the default store
+	_ "github.com/quarry-rag/quarry/store/postgres" // postgres:// stores
+)
+
+// kbFlags are the flags every knowledge-base command shares.
+type kbFlags struct {
+	kb         string
+	collection string
+}
+
+func (f *kbFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.kb, "kb", "", "knowledge base directory (default: ./.quarry, found upward like .git; or $QUARRY_KB)")
+	cmd.Flags().StringVarP(&f.collection, "collection", "c", "", "collection (default: the configured one, \"default\")")
+}
+
+// kb is an open knowledge base: its settings, store and embedder.
+type kb struct {
+	dir      string
+	cfg      config.Config
+	store    *store.Store
+	embedder embed.Embedder
+}
+
+// errNoKB tells people how to start.
+var errNoKB = errors.New("no knowledge base here: run `quarry ingest PATH` (or `quarry init`) to create ./.quarry, or pass --kb DIR")
+
+// openKB resolves, loads and opens the knowledge base. With create, a
+// missing knowledge base is created in ./.quarry (the first writing command
+// does that); without it, a missing one is an error.
+func openKB(ctx context.Context, f *kbFlags, create bool) (*kb, error) {
+	dir := f.kb
+	found := false
+	if dir != "" {
+		st, err := os.Stat(dir)
+		found = err == nil && st.IsDir()
+	} else {
+		var err error
+		if dir, found, err = config.FindKB(".", nil); err != nil {
+			return nil, err
+		}
+	}
+	if !found && !create {
+		return nil, errNoKB
+	}
+	if !found {
+		if err := initKB(dir, config.Defaults()); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := config.Load(dir, nil)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	if f.collection != "" {
+		cfg.Collection = f.collection
+	}
+	emb, err := newEmbedder(cfg.Embedder)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	url := cfg.Store
+	if url == "" {
+		url = "embedded:" + dir
+	}
+	s, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return &kb{dir: dir, cfg: cfg, store: s, embedder: emb}, nil
+}
+
+// initKB creates a knowledge base directory with its config.toml.
+func initKB(dir string, cfg config.Config) error {
+	if err := os.MkdirAll(filepath.Join(dir, "cache"), 0o755); err != nil {
+		return fmt.Errorf("create knowledge base: %w", err)
+	}
+	path := filepath.Join(dir, config.FileName)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.WriteFile(path, []byte(config.Template(cfg)), 0o644); err != nil {
+		return fmt.Errorf("create knowledge base: %w", err)
+	}
+	return nil
+}
+
+func (k *kb) Close() error { return k.store.Close() }
+
+// collection opens the configured collection; with ensure it is created
+// when missing.
+func (k *kb) collection(ctx context.Context, ensure bool, schema *document.Schema) (*store.Collection, error) {
+	if !ensure {
+		c, err := k.store.Collection(ctx, k.cfg.Collection)
+		if errors.Is(err, store.ErrCollectionNotFound) {
+			return nil, fmt.Errorf("collection %q does not exist yet: ingest something into it first", k.cfg.Collection)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if c.Config().Model != k.embedder.Model() {
+			return nil, fmt.Errorf("%w: collection %q was built with %s but the configured embedder is %s: set embedder in %s back, or re-ingest into a new collection",
+				store.ErrModelMismatch, c.Name(), c.Config().Model, k.embedder.Model(), filepath.Join(k.dir, config.FileName))
+		}
+		return c, nil
+	}
+	c, err := k.store.Collection(ctx, k.cfg.Collection)
+	if errors.Is(err, store.ErrCollectionNotFound) {
+		return k.store.EnsureCollection(ctx, store.CollectionConfig{Name: k.cfg.Collection, Schema: schema, Model: k.embedder.Model()})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Config().Model != k.embedder.Model() {
+		return nil, fmt.Errorf("%w: collection %q was built with %s but the configured embedder is %s: re-ingest into a new collection (--collection) or set the embedder back",
+			store.ErrModelMismatch, c.Name(), c.Config().Model, k.embedder.Model())
+	}
+	return c, nil
+}
+
+// newEmbedder builds the embedder a setting names.
+func newEmbedder(spec string) (embed.Embedder, error) {
+	name, arg, _ := strings.Cut(spec, ":")
+	switch name {
+	case "hash":
+		cfg := hash.Config{}
+		if arg != "" {
+			if _, err := fmt.Sscanf(arg, "%d", &cfg.Dimension); err != nil {
+				return nil, fmt.Errorf("embedder %q: hash takes an optional dimension, as in hash:512", spec)
+			}
+		}
+		return hash.New(cfg)
+	}
+	return nil, fmt.Errorf("embedder %q is not available in this build (available: hash)", spec)
+}

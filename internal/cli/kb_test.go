@@ -1,0 +1,123 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(root, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestIngestSearchStatusDelete(t *testing.T) {
+	docs := t.TempDir()
+	kb := filepath.Join(t.TempDir(), "kb")
+	writeFiles(t, docs, map[string]string{
+		"policies/refunds.md":  "# Refunds\n\nRefunds are paid within five days of the return.\n\n## Gift cards\n\nGift cards are never refunded.\n",
+		"policies/shipping.md": "# Shipping\n\nShipping takes two days; express shipping takes one day.\n",
+		"broken.txt":           "caf\xe9",
+	})
+	// Search before anything exists tells people what to do.
+	code, _, errOut := run(t, "", "search", "refunds", "--kb", kb)
+	if code != 1 || !strings.Contains(errOut, "quarry ingest") {
+		t.Errorf("search without a knowledge base: %d %q", code, errOut)
+	}
+
+	code, out, errOut := run(t, "", "ingest", docs, "--kb", kb, "--meta", "team=support", "--meta", "tier=2")
+	if code != 1 || !strings.Contains(out, "3 files: 2 written") || !strings.Contains(errOut, "broken.txt") {
+		t.Fatalf("ingest with a bad file: code %d out %q err %q", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(kb, "config.toml")); err != nil {
+		t.Errorf("no config.toml: %v", err)
+	}
+	os.Remove(filepath.Join(docs, "broken.txt"))
+	code, out, _ = run(t, "", "ingest", docs, "--kb", kb, "--meta", "team=support", "--meta", "tier=2", "--json")
+	if code != 0 {
+		t.Fatalf("second ingest: %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last["event"] != "done" {
+		t.Errorf("--json progress: %q", lines[len(lines)-1])
+	}
+	for _, key := range []string{"event", "files", "chunks", "tokens", "rate", "eta_s"} {
+		if _, ok := last[key]; !ok {
+			t.Errorf("progress line lacks %q", key)
+		}
+	}
+
+	code, out, errOut = run(t, "", "search", "gift cards refunded", "--kb", kb, "-k", "2")
+	if code != 0 || !strings.Contains(out, "1. [") || !strings.Contains(out, "policies/refunds.md · Refunds › Gift cards") || !strings.Contains(out, "«Gift»") {
+		t.Errorf("search: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = run(t, "", "search", "shipping", "--kb", kb, "--json", "--mode", "hybrid", "--explain", "--filter", "sourceName = 'policies/shipping.md'")
+	var hits []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) == 0 || hits[0]["sourceName"] != "policies/shipping.md" || hits[0]["explain"] == nil {
+		t.Errorf("json hybrid search: %d %q", code, out)
+	}
+	if md, _ := hits[0]["metadata"].(map[string]any); md["team"] != "support" || md["tier"] != float64(2) {
+		t.Errorf("--meta not on chunks: %v", hits[0]["metadata"])
+	}
+	code, _, errOut = run(t, "", "search", "x", "--kb", kb, "--filter", "tier >= 2")
+	if code != 2 || !strings.Contains(errOut, `"tier"`) {
+		t.Errorf("filtering an undeclared field: %d %q", code, errOut)
+	}
+	code, out, _ = run(t, "", "status", "--kb", kb)
+	if code != 0 || !strings.Contains(out, "default") || !strings.Contains(out, "hash") {
+		t.Errorf("status: %q", out)
+	}
+	code, out, _ = run(t, "", "delete", "--kb", kb, "--source", "policies/shipping.md")
+	if code != 0 || !strings.Contains(out, "deleted 1 chunks") {
+		t.Errorf("delete: %d %q", code, out)
+	}
+	code, out, _ = run(t, "", "status", "--kb", kb, "--json")
+	var st struct {
+		Collections []struct {
+			Chunks  int `json:"chunks"`
+			Sources int `json:"sources"`
+		} `json:"collections"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || len(st.Collections) != 1 || st.Collections[0].Sources != 1 {
+		t.Errorf("status after delete: %q", out)
+	}
+	code, _, errOut = run(t, "", "delete", "--kb", kb)
+	if code != 2 {
+		t.Errorf("delete without a target: %d %q", code, errOut)
+	}
+}
+
+func TestInitWithSchema(t *testing.T) {
+	kb := filepath.Join(t.TempDir(), "kb")
+	code, out, errOut := run(t, "", "init", "--kb", kb, "--schema", "testdata/schema.json", "--collection", "handbook")
+	if code != 0 || !strings.Contains(out, `collection "handbook"`) {
+		t.Fatalf("init: %d %q %q", code, out, errOut)
+	}
+	docs := t.TempDir()
+	writeFiles(t, docs, map[string]string{"a.md": "# A\n\nSome text that is long enough to keep.\n"})
+	code, _, errOut = run(t, "", "ingest", docs, "--kb", kb, "--collection", "handbook")
+	if code != 1 || !strings.Contains(errOut, "tenant") {
+		t.Errorf("ingest without a required field: %d %q", code, errOut)
+	}
+	code, _, errOut = run(t, "", "ingest", docs, "--kb", kb, "--collection", "handbook", "--meta", "tenant=acme")
+	if code != 0 {
+		t.Errorf("ingest with the required field: %d %q", code, errOut)
+	}
+	code, out, _ = run(t, "", "search", "text", "--kb", kb, "--collection", "handbook", "--filter", "tenant = 'acme'")
+	if code != 0 || !strings.Contains(out, "a.md") {
+		t.Errorf("filtered search: %q", out)
+	}
+	code, _, errOut = run(t, "", "init", "--kb", kb, "--embedder", "word2vec")
+	if code != 2 || !strings.Contains(errOut, "word2vec") {
+		t.Errorf("unknown embedder: %d %q", code, errOut)
+	}
+}
