@@ -65,7 +65,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			if err != nil {
 				return err
 			}
-			cache, _ := k.store.Backend().(interface{ EmbeddingCache() embed.Cache })
+			cache, _ := k.store.Backend().(interface{ EmbeddingCache() embedCache })
 			opt := ingest.Options{
 				Collection: coll,
 				Embedder:   k.embedder,
@@ -131,7 +131,7 @@ func runIngest(ctx context.Context, stdio IO, roots []string, opt ingest.Options
 				_ = bar.Set(e.Files)
 				bar.Describe(fmt.Sprintf("ingesting · %d chunks · %.0f/s", e.Chunks, e.Rate))
 			}
-		case e.Event == "progress" || e.Event == "done":
+		case e.Event == "progress":
 			fmt.Fprintf(stdio.Err, "%d/%d files, %d chunks, %d tokens, %.0f chunks/s, eta %.0fs\n", e.Files, e.Total, e.Chunks, e.Tokens, e.Rate, e.ETA)
 		}
 	}
@@ -153,6 +153,9 @@ func runIngest(ctx context.Context, stdio IO, roots []string, opt ingest.Options
 	}
 	return rep, nil
 }
+
+// embedCache names the store capability of a persistent embedding cache.
+type embedCache = embed.Cache
 
 // parseMeta reads key=value pairs; values that read as JSON numbers or
 // booleans are typed, everything else is a string.

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// demoQueries are asked of Quarry's own documentation.
+var demoQueries = []string{
+	"what happens if ingestion is killed halfway",
+	"why is != only allowed on required fields",
+	"can the store run on PostgreSQL",
+}
+
+func newDemoCmd(stdio IO) *cobra.Command {
+	var f kbFlags
+	cmd := &cobra.Command{
+		Use:   "demo [PATH]",
+		Short: "Ingest Quarry's docs (or PATH) into a scratch knowledge base and search it",
+		Long: `Ingest a folder — by default docs/ of the Quarry repository — into a knowledge base
+(a temporary one unless --kb is given), search it, then ingest again to show that
+unchanged files cost nothing. Everything runs offline.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "docs"
+			if len(args) == 1 {
+				path = args[0]
+			}
+			if st, err := os.Stat(path); err != nil || !st.IsDir() {
+				return usageErr(errors.New("demo: run it from the Quarry repository (it reads docs/) or name a folder: quarry demo PATH"))
+			}
+			if f.kb == "" {
+				dir, err := os.MkdirTemp("", "quarry-demo-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				f.kb = dir
+			}
+			ctx := cmd.Context()
+			k, err := openKB(ctx, &f, true)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			coll, err := k.collection(ctx, true, nil)
+			if err != nil {
+				return err
+			}
+			opt := ingest.Options{Collection: coll, Embedder: k.embedder, Loader: load.New(load.Options{})}
+			if c, ok := k.store.Backend().(interface{ EmbeddingCache() embedCache }); ok {
+				opt.Cache = c.EmbeddingCache()
+			}
+			fmt.Fprintf(stdio.Out, "Ingesting %s into %s\n", path, k.dir)
+			if _, err := runIngest(ctx, stdio, []string{path}, opt, false); err != nil {
+				return err
+			}
+			for _, q := range demoQueries {
+				fmt.Fprintf(stdio.Out, "\n$ quarry search %q -k 2\n", q)
+				hits, err := search(ctx, coll, k.embedder, store.SearchRequest{Query: q, Mode: DefaultMode(k.embedder.Model()), TopK: 2})
+				if err != nil {
+					return err
+				}
+				printHits(stdio.Out, hits, q, isTerminal(stdio.Out))
+			}
+			fmt.Fprintf(stdio.Out, "\nIngesting again: unchanged files are skipped.\n")
+			_, err = runIngest(ctx, stdio, []string{path}, opt, false)
+			return err
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
