@@ -95,6 +95,7 @@ func New(opt Options) *Loader {
 		KindJSON:     ObjectReader{},
 		KindJSONL:    ObjectReader{Lines: true},
 		KindCSV:      CSVReader{PerFile: opt.CSVPerFile},
+		KindHTML:     &HTMLReader{},
 	}}
 	if l.maxSize <= 0 {
 		l.maxSize = DefaultMaxFileSize
@@ -104,6 +105,9 @@ func New(opt Options) *Loader {
 	}
 	return l
 }
+
+// Close releases what the loader's readers hold.
+func (l *Loader) Close() error { return nil }
 
 // Result is the outcome of reading one file: its documents, or the reason
 // it could not be read.
