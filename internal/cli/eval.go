@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/eval"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// evalConfigs are the configurations `--mode all` compares: the default-mode
+// rule is chosen among them (see DefaultMode).
+var evalConfigs = map[string]eval.Config{
+	"keyword":       {Name: "keyword", Mode: store.ModeKeyword},
+	"vector":        {Name: "vector", Mode: store.ModeVector},
+	"hybrid":        {Name: "hybrid", Mode: store.ModeHybrid},
+	"hybrid-vw0.3":  {Name: "hybrid-vw0.3", Mode: store.ModeHybrid, Fusion: store.Fusion{VectorWeight: 0.3}},
+	"hybrid-convex": {Name: "hybrid-convex", Mode: store.ModeHybrid, Fusion: store.Fusion{Method: store.FusionConvex, Alpha: 0.3}},
+}
+
+var evalOrder = []string{"keyword", "vector", "hybrid", "hybrid-vw0.3", "hybrid-convex"}
+
+type evalReport struct {
+	Dataset string             `json:"dataset"`
+	Docs    int                `json:"docs"`
+	Queries int                `json:"queries"`
+	Embeder string             `json:"embedder"`
+	Configs []evalConfigReport `json:"configs"`
+	Gates   []evalGateReport   `json:"gates,omitempty"`
+}
+
+type evalConfigReport struct {
+	Name    string             `json:"name"`
+	Mean    map[string]float64 `json:"mean"`
+	Seconds float64            `json:"seconds"`
+}
+
+type evalGateReport struct {
+	Gate   string `json:"gate"`
+	Config string `json:"config"`
+	Value  float64
+	Pass   bool `json:"pass"`
+}
+
+func newEvalCmd(stdio IO) *cobra.Command {
+	var (
+		f       kbFlags
+		beir    string
+		modes   []string
+		topK    int
+		asJSON  bool
+		gates   []string
+		metrics []string
+	)
+	cmd := &cobra.Command{
+		Use:   "eval --beir DIR",
+		Short: "Measure retrieval quality on a BEIR-layout dataset",
+		Long: `Measure retrieval quality on a BEIR-layout dataset (corpus.jsonl, queries.jsonl,
+qrels/test.tsv). Documents are indexed unsplit, one chunk each, with the title as its own
+keyword field, in a scratch knowledge base with the configured embedder. Metrics follow
+trec_eval: linear gain, only judged queries count, ties broken by document id.
+--gate sets the exit code: 3 when a gate fails on the first mode.`,
+		Example: `  quarry eval --beir ../shared/data/scifact --mode all
+  quarry eval --beir ../shared/data/cranfield --mode keyword --gate 'ndcg@10>=0.33'`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if beir == "" {
+				return usageErr(errors.New("eval: --beir DIR is required"))
+			}
+			var ms []eval.Metric
+			for _, m := range metrics {
+				mm, err := eval.ParseMetric(m)
+				if err != nil {
+					return usageErr(err)
+				}
+				ms = append(ms, mm)
+			}
+			var gs []eval.Gate
+			for _, g := range gates {
+				gg, err := eval.ParseGate(g)
+				if err != nil {
+					return usageErr(err)
+				}
+				gs = append(gs, gg)
+				ms = appendMetric(ms, gg.Metric)
+			}
+			var cfgs []eval.Config
+			for _, m := range modes {
+				if m == "all" {
+					for _, n := range evalOrder {
+						cfgs = append(cfgs, evalConfigs[n])
+					}
+					continue
+				}
+				c, ok := evalConfigs[m]
+				if !ok {
+					return usageErr(fmt.Errorf("eval: unknown mode %q (use %s or all)", m, strings.Join(evalOrder, ", ")))
+				}
+				cfgs = append(cfgs, c)
+			}
+			ds, err := eval.LoadBEIR(beir)
+			if err != nil {
+				return err
+			}
+			if f.kb == "" {
+				dir, err := os.MkdirTemp("", "quarry-eval-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				f.kb = dir
+			}
+			ctx := cmd.Context()
+			k, err := openKB(ctx, &f, true)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			if f.collection == "" {
+				k.cfg.Collection = "eval"
+			}
+			coll, err := k.collection(ctx, true, nil)
+			if err != nil {
+				return err
+			}
+			if n, _ := coll.Count(ctx, nil); n != len(ds.Corpus) {
+				if err := eval.IndexCorpus(ctx, coll, k.embedder, ds.Corpus, 0); err != nil {
+					return err
+				}
+			}
+			rep := evalReport{Dataset: beir, Docs: len(ds.Corpus), Queries: len(ds.Queries), Embeder: k.embedder.Model().String()}
+			var first eval.Result
+			for i, c := range cfgs {
+				start := time.Now()
+				run, err := eval.Retrieve(ctx, coll, k.embedder, ds.Queries, c, topK)
+				if err != nil {
+					return err
+				}
+				res := eval.Evaluate(ds.Qrels, run, ms...)
+				if i == 0 {
+					first = res
+					rep.Queries = res.Queries
+				}
+				rep.Configs = append(rep.Configs, evalConfigReport{Name: c.Name, Mean: res.Mean, Seconds: time.Since(start).Seconds()})
+			}
+			failed := false
+			for _, g := range gs {
+				pass := g.Pass(first)
+				failed = failed || !pass
+				rep.Gates = append(rep.Gates, evalGateReport{Gate: g.String(), Config: cfgs[0].Name, Value: first.Mean[g.Metric.String()], Pass: pass})
+			}
+			if asJSON {
+				enc := json.NewEncoder(stdio.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printEval(stdio, rep, ms)
+			}
+			if failed {
+				return &ExitError{Code: ExitGate, Err: errors.New("a quality gate failed")}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&beir, "beir", "", "BEIR-layout dataset directory")
+	cmd.Flags().StringSliceVar(&modes, "mode", []string{"keyword"}, "configurations: keyword, vector, hybrid, hybrid-vw0.3, hybrid-convex, or all")
+	cmd.Flags().IntVar(&topK, "top-k", 100, "results per query")
+	cmd.Flags().StringSliceVar(&metrics, "metric", []string{"ndcg@10", "recall@100", "mrr@10", "map", "p@10"}, "metrics to report")
+	cmd.Flags().StringArrayVar(&gates, "gate", nil, "fail (exit 3) unless the first mode meets this, e.g. 'ndcg@10>=0.67'")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func appendMetric(ms []eval.Metric, m eval.Metric) []eval.Metric {
+	for _, x := range ms {
+		if x.String() == m.String() {
+			return ms
+		}
+	}
+	return append(ms, m)
+}
+
+func printEval(stdio IO, rep evalReport, ms []eval.Metric) {
+	fmt.Fprintf(stdio.Out, "%s: %d documents, %d judged queries, embedder %s\n\n", rep.Dataset, rep.Docs, rep.Queries, rep.Embeder)
+	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "config\t")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t", m)
+	}
+	fmt.Fprintln(tw, "seconds\t")
+	for _, c := range rep.Configs {
+		fmt.Fprintf(tw, "%s\t", c.Name)
+		for _, m := range ms {
+			fmt.Fprintf(tw, "%.4f\t", c.Mean[m.String()])
+		}
+		fmt.Fprintf(tw, "%.1f\t\n", c.Seconds)
+	}
+	tw.Flush()
+	for _, g := range rep.Gates {
+		verdict := "pass"
+		if !g.Pass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(stdio.Out, "gate %s on %s: %.4f %s\n", g.Gate, g.Config, g.Value, verdict)
+	}
+}
