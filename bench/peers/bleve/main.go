@@ -217,7 +217,10 @@ func run(dir, indexDir, quarryReport string, k, passes int, asJSON bool) error {
 	row("mean µs", q.MeanMicros, rep.MeanMicros)
 	row("QPS", q.QPS, rep.QPS)
 	if rep.Overlap > 0 {
-		fmt.Printf("bleve returns %.1f%% of Quarry's top %d (same BM25 parameters; analyzers and idf differ slightly)\n", 100*rep.Overlap, k)
+		// Same terms and k1, b; bleve multiplies a disjunction's sum by the
+		// fraction of query terms matched (coord) and rounds the average
+		// length up, so rankings differ.
+		fmt.Printf("bleve returns %.1f%% of Quarry's top %d (bleve scales BM25 sums by the fraction of terms matched)\n", 100*rep.Overlap, k)
 	}
 	return nil
 }
