@@ -272,9 +272,7 @@ func (c *coll) hits(ctx context.Context, ids []uint32, scores []float64, k int) 
 	return out, nil
 }
 
-// searchVector runs a filtered vector search. Small allow-sets are scanned
-// exactly and completely, so ties are broken by external id; large ones walk
-// the graph with a few extra candidates for the same reason.
+// searchVector runs a filtered vector search.
 func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k int) ([]*document.Document, error) {
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
@@ -285,27 +283,111 @@ func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k i
 	if err != nil {
 		return nil, err
 	}
+	ids, scores, err := c.vectorIDs(q, allow, f == nil, k)
+	if err != nil {
+		return nil, err
+	}
+	return c.hits(ctx, ids, scores, k)
+}
+
+// vectorIDs returns candidates for the k best allowed documents. Small
+// allow-sets are scanned exactly and completely, so ties are broken by
+// external id; large ones walk the graph with a few extra candidates for
+// the same reason. Callers hold mu.
+func (c *coll) vectorIDs(q []float32, allow *bitset.Set, all bool, k int) ([]uint32, []float64, error) {
 	n := allow.Count()
 	if n == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	want := k + tieSlack
 	opt := hnsw.SearchOptions{Allow: allow}
 	if c.vec.ExactFor(allow, want, 0) {
 		want = n
-	} else if f == nil {
+	} else if all {
 		opt.Allow = nil // every live node: a plain graph walk
 	}
 	res, err := c.vec.Search(q, want, opt)
 	if err != nil {
-		return nil, fmt.Errorf("vector search in %q: %w", c.cfg.Name, err)
+		return nil, nil, fmt.Errorf("vector search in %q: %w", c.cfg.Name, err)
 	}
 	ids := make([]uint32, len(res))
 	scores := make([]float64, len(res))
 	for i, r := range res {
 		ids[i], scores[i] = r.ID, float64(r.Score)
 	}
-	return c.hits(ctx, ids, scores, k)
+	return ids, scores, nil
+}
+
+// searchHybrid runs both branches on the indexes under one read lock, so
+// they see the same snapshot, fuses the candidates by id and reads only the
+// top k rows.
+func (c *coll) searchHybrid(ctx context.Context, req store.SearchRequest) ([]store.Hit, error) {
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	allow, err := c.allow(req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if allow.Count() == 0 {
+		return nil, nil
+	}
+	branch := 2 * req.TopK
+	vids, vscores, err := c.vectorIDs(req.Embedding, allow, req.Filter == nil, branch)
+	if err != nil {
+		return nil, err
+	}
+	var opt bm25.SearchOptions
+	if req.Filter != nil {
+		opt.Allow = allow
+	}
+	kres := c.kw.Search(req.Query, branch, opt)
+	vdocs := c.ranked(vids, vscores, branch)
+	kdocs := make([]*document.Document, len(kres))
+	for i, h := range kres {
+		kdocs[i] = &document.Document{ID: h.ID, Score: h.Score, Scored: true}
+	}
+	fused := store.Fuse(vdocs, kdocs, req.Fusion, req.Explain)
+	if len(fused) > req.TopK {
+		fused = fused[:req.TopK]
+	}
+	ext := make([]string, len(fused))
+	for i, h := range fused {
+		ext[i] = h.Doc.ID
+	}
+	docs, err := c.b.loadDocs(ctx, c.cid, ext)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*document.Document, len(docs))
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	for i, h := range fused {
+		d, ok := byID[h.Doc.ID]
+		if !ok {
+			return nil, fmt.Errorf("collection %q: indexed document %s has no row: the index is stale", c.cfg.Name, h.Doc.ID)
+		}
+		d.SetScore(h.Doc.Score)
+		fused[i].Doc = d
+	}
+	return fused, nil
+}
+
+// ranked turns internal candidates into id-only documents ordered by score,
+// then external id, keeping the best k.
+func (c *coll) ranked(ids []uint32, scores []float64, k int) []*document.Document {
+	docs := make([]*document.Document, len(ids))
+	for i, id := range ids {
+		docs[i] = &document.Document{ID: c.ext[id], Score: scores[i], Scored: true}
+	}
+	store.SortDocuments(docs)
+	if len(docs) > k {
+		docs = docs[:k]
+	}
+	return docs
 }
 
 // tieSlack is how many extra graph candidates a search asks for so that

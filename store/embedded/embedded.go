@@ -281,6 +281,16 @@ func (b *Backend) SearchKeyword(ctx context.Context, name string, query string, 
 	return c.searchKeyword(ctx, query, f, k)
 }
 
+// SearchHybrid implements store.HybridSearcher: both branches run on the
+// in-memory indexes and only the final top k rows are read from SQLite.
+func (b *Backend) SearchHybrid(ctx context.Context, name string, req store.SearchRequest) ([]store.Hit, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.searchHybrid(ctx, req)
+}
+
 // Checkpoint writes the indexes of every loaded collection that changed
 // since its last checkpoint.
 func (b *Backend) Checkpoint(ctx context.Context) error {
