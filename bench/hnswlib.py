@@ -46,7 +46,7 @@ def main():
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--ef-construction", type=int, default=200)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--ef", default="10,16,24,32,48,64,96,128,192,256,384,512,768")
+    ap.add_argument("--ef", default="10,12,16,20,24,32,40,48,56,64,80,96,128,192,256,384,512")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()

@@ -76,6 +76,6 @@ func BenchmarkFilterCrossover(b *testing.B) {
 			})
 		}
 		run("exact", func([]float32) []vec.Result { return x.exact(s, 10, allow) })
-		run("graph", func([]float32) []vec.Result { return x.graphSearch(s, 10, 64, allow) })
+		run("graph", func([]float32) []vec.Result { return x.graphSearch(s, 10, filterEf(64, allow.Count(), x.n), allow) })
 	}
 }

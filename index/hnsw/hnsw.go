@@ -277,6 +277,11 @@ func (x *Index) insert(id uint32, level int) {
 	filtered := len(x.tomb) > 0
 	for lc := min(level, x.maxLevel); lc >= 0; lc-- {
 		x.searchLayer(s, q, s.eps, x.efc, lc, nil, filtered)
+		if filtered && len(s.res) == 0 {
+			// Everything reachable is deleted: link to deleted nodes rather
+			// than leave the new node unreachable; Compact rewires it later.
+			x.searchLayer(s, q, s.eps, x.efc, lc, nil, false)
+		}
 		s.sorted = s.drainSorted(s.sorted[:0])
 		s.sel = x.selectNeighbours(s.sorted, x.m, s.sel[:0])
 		blk := x.block(id, lc)

@@ -156,7 +156,7 @@ func TestFilteredRecall(t *testing.T) {
 					s := newSearcher(testDim)
 					copy(s.q, q)
 					_ = vec.Normalize(s.q)
-					got = x.graphSearch(s, 10, 64, allow)
+					got = x.graphSearch(s, 10, filterEf(64, allow.Count(), n), allow)
 				} else {
 					var err error
 					got, err = x.Search(q, 10, SearchOptions{Allow: allow})
@@ -271,6 +271,28 @@ func TestDeleteEverything(t *testing.T) {
 	}
 	if got, _ := x.Search(data[1], 5, SearchOptions{}); len(got) != 1 {
 		t.Fatalf("after re-add: %v", got)
+	}
+}
+
+func TestAddAfterDeletingEverything(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	data := clustered(r, 40, testDim, 3, 0.1)
+	x := build(t, data[:30], Config{})
+	for i := range 30 {
+		_ = x.Delete(uint32(i))
+	}
+	for _, v := range data[30:] { // no Compact in between
+		if _, err := x.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := x.Search(data[35], 10, SearchOptions{})
+	if len(got) != 10 || got[0].ID != 35 {
+		t.Fatalf("nodes added after deleting everything are unreachable: %v", got)
+	}
+	x.Compact()
+	if got, _ := x.Search(data[35], 10, SearchOptions{}); len(got) != 10 || got[0].ID != 35 {
+		t.Fatalf("after Compact: %v", got)
 	}
 }
 

@@ -222,7 +222,7 @@ func Read(r io.Reader) (*Index, error) {
 	}
 	dim, m, efc, efs := d.u32(), d.u32(), d.u32(), d.u32()
 	seed := d.u64()
-	if d.err == nil && (dim == 0 || dim > maxDim || m < 2 || m > 1024 || efc > 1<<20 || efs > 1<<20) {
+	if d.err == nil && (dim == 0 || dim > maxDim || m < 2 || m > 1024 || efc < 1 || efc > 1<<20 || efs > 1<<20) {
 		return nil, corrupt("header out of range (dim %d, M %d)", dim, m)
 	}
 	stLen := d.u32()

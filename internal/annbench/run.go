@@ -44,7 +44,7 @@ func DefaultConfig() Config {
 	return Config{
 		N: 100_000, Dim: 384, Queries: 1000, Clusters: 100, Sigma: 0.1, Seed: 1, K: 10,
 		Threads: 2, M: hnsw.DefaultM, EfConstruction: hnsw.DefaultEfConstruction,
-		Efs: []int{10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768},
+		Efs: []int{10, 12, 16, 20, 24, 32, 40, 48, 56, 64, 80, 96, 128, 192, 256, 384, 512},
 	}
 }
 
