@@ -195,6 +195,7 @@ func eachLine(r io.Reader, f func(n int, line []byte) error) error {
 // flexID accepts a JSON string or number as an id.
 type flexID string
 
+// UnmarshalJSON implements json.Unmarshaler.
 func (id *flexID) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		var s string

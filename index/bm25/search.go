@@ -60,7 +60,12 @@ func (x *Index) Search(query string, k int, opt SearchOptions) []Hit {
 		return nil
 	}
 	x.maxScore(s, k, opt.Allow)
-	return x.results(s)
+	hits := x.results(s)
+	s.allow = nil // the caller's set is not ours to keep
+	if cap(s.heap) > 1<<16 {
+		s.heap = nil // a one-off huge k should not pin memory in the pool
+	}
+	return hits
 }
 
 // lookup maps a normalised query word to a term id; the writer's word cache
