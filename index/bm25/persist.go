@@ -146,8 +146,18 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 // decoder reads from an in-memory file whose checksum has been verified;
 // the first structural error sticks.
 type decoder struct {
-	b   []byte
-	err error
+	b      []byte
+	maxIDs uint64 // doc ids allowed, bounding the per-document arrays
+	err    error
+}
+
+// newDecoder bounds doc ids by the file's size: per-document arrays cost
+// about 40 bytes an id, so a few damaged bytes must not be able to ask for
+// gigabytes. Ids stay below 2^20 + 64 per byte of file — far sparser than
+// any store assigns — and a sparser file is refused like a damaged one, to
+// be rebuilt by the caller.
+func newDecoder(b []byte) *decoder {
+	return &decoder{b: b, maxIDs: 1<<20 + 64*uint64(len(b))}
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -213,13 +223,13 @@ func Read(r io.Reader) (*Index, error) {
 		return nil, fmt.Errorf("%w: not a Quarry BM25 index", ErrCorrupt)
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if v := binary.LittleEndian.Uint32(body[len(magic):]); v != formatVersion {
-		return nil, fmt.Errorf("bm25: read: format version %d, this build reads %d", v, formatVersion)
-	}
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	x, err := decode(&decoder{b: body[len(magic)+4:]})
+	if v := binary.LittleEndian.Uint32(body[len(magic):]); v != formatVersion {
+		return nil, fmt.Errorf("bm25: read: format version %d, this build reads %d; rebuild the index", v, formatVersion)
+	}
+	x, err := decode(newDecoder(body[len(magic)+4:]))
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -265,7 +275,7 @@ func decode(d *decoder) (*Index, error) {
 				d.fail("document ids not ascending")
 			}
 		}
-		if id > math.MaxUint32 {
+		if id > math.MaxUint32 || id >= d.maxIDs {
 			d.fail("document id %d out of range", id)
 		}
 		ext := d.str("external id")

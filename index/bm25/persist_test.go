@@ -2,7 +2,9 @@ package bm25
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"slices"
 	"testing"
 )
@@ -89,14 +91,28 @@ func TestReadCorrupt(t *testing.T) {
 	for i := range good {
 		bad := slices.Clone(good)
 		bad[i] ^= 0x40
-		if _, err := Read(bytes.NewReader(bad)); err == nil {
-			t.Fatalf("flipped byte %d accepted", i)
+		if _, err := Read(bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("flipped byte %d: %v", i, err)
 		}
 	}
 	for n := range len(good) {
 		if _, err := Read(bytes.NewReader(good[:n])); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("truncated to %d: %v", n, err)
 		}
+	}
+}
+
+func TestReadOtherVersion(t *testing.T) {
+	x := buildSmall(t, Config{}, 3)
+	var buf bytes.Buffer
+	if _, err := x.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	binary.LittleEndian.PutUint32(b[len(magic):], formatVersion+1)
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	if _, err := Read(bytes.NewReader(b)); err == nil || errors.Is(err, ErrCorrupt) {
+		t.Fatalf("another version: %v", err)
 	}
 }
 
@@ -111,7 +127,7 @@ func FuzzRead(f *testing.F) {
 		// Any input must load or fail cleanly; the checksum is skipped by
 		// decoding the body directly so the fuzzer reaches the parser.
 		if len(data) > len(magic)+4 {
-			_, _ = decode(&decoder{b: data[len(magic)+4:]})
+			_, _ = decode(newDecoder(data[len(magic)+4:]))
 		}
 		_, _ = Read(bytes.NewReader(data))
 	})
