@@ -36,7 +36,8 @@ type Hit struct {
 const pruneSlack = 1e-9
 
 // Search returns the k best live documents for query, ordered by score
-// descending, then ID ascending. Documents sharing no term with the query
+// descending, then ID ascending (then doc id, should two documents share an
+// ID). Documents sharing no term with the query
 // are never returned. The query is analysed like the documents; a repeated
 // query term counts as many times as it appears.
 func (x *Index) Search(query string, k int, opt SearchOptions) []Hit {
@@ -218,12 +219,16 @@ type entry struct {
 	doc   uint32
 }
 
-// worse orders the heap: lower score first, then larger external id.
+// worse orders the heap: lower score first, then larger external id, then
+// (for callers that reuse an external id) larger doc id.
 func (x *Index) worse(a, b entry) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return x.ext[a.doc] > x.ext[b.doc]
+	if ea, eb := x.ext[a.doc], x.ext[b.doc]; ea != eb {
+		return ea > eb
+	}
+	return a.doc > b.doc
 }
 
 // maxScore is document-at-a-time MaxScore (Turtle & Flood, 1995). Cursors
