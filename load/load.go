@@ -73,22 +73,29 @@ type Options struct {
 	NoGitignore bool
 	// CSVPerFile makes a CSV file one document instead of one per row.
 	CSVPerFile bool
+	// CacheDir keeps the compiled PDF engine between runs (a knowledge
+	// base's cache/ folder); empty means the quarry folder in
+	// os.UserCacheDir. See PDFReader.
+	CacheDir string
 	// Readers overrides or adds readers by kind.
 	Readers map[Kind]Reader
 }
 
-// Loader reads files and folders. It is safe for concurrent use.
+// Loader reads files and folders. It is safe for concurrent use. Close it
+// to stop the PDF engine once a PDF has started it.
 type Loader struct {
 	maxSize   int64
 	gitignore bool
 	readers   map[Kind]Reader
+	pdf       *PDFReader
 }
 
 // New returns a Loader with the built-in readers for text, Markdown, code,
-// JSON, JSONL and CSV, plus any in opt.Readers (HTML, PDF and DOCX readers
-// register there).
+// HTML, PDF, DOCX, JSON, JSONL and CSV; opt.Readers replaces or adds
+// readers by kind. Nothing is started until a file needs it.
 func New(opt Options) *Loader {
-	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, readers: map[Kind]Reader{
+	pdf := &PDFReader{CacheDir: opt.CacheDir}
+	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, pdf: pdf, readers: map[Kind]Reader{
 		KindText:     TextReader{},
 		KindMarkdown: TextReader{},
 		KindCode:     TextReader{},
@@ -96,6 +103,8 @@ func New(opt Options) *Loader {
 		KindJSONL:    ObjectReader{Lines: true},
 		KindCSV:      CSVReader{PerFile: opt.CSVPerFile},
 		KindHTML:     &HTMLReader{},
+		KindPDF:      pdf,
+		KindDOCX:     DOCXReader{},
 	}}
 	if l.maxSize <= 0 {
 		l.maxSize = DefaultMaxFileSize
@@ -106,8 +115,9 @@ func New(opt Options) *Loader {
 	return l
 }
 
-// Close releases what the loader's readers hold.
-func (l *Loader) Close() error { return nil }
+// Close stops the PDF engine if a PDF started it. Readers given in
+// Options.Readers are the caller's to close.
+func (l *Loader) Close() error { return l.pdf.Close() }
 
 // Result is the outcome of reading one file: its documents, or the reason
 // it could not be read.

@@ -1,0 +1,260 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/klippa-app/go-pdfium"
+	pdferrors "github.com/klippa-app/go-pdfium/errors"
+	"github.com/klippa-app/go-pdfium/references"
+	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/klippa-app/go-pdfium/webassembly"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/quarry-rag/quarry/document"
+)
+
+// pdfMemoryPages caps the memory of one PDFium instance, in 64 KiB
+// WebAssembly pages (1 GiB), so a hostile file cannot take the machine.
+const pdfMemoryPages = 16384
+
+// PDFReader reads the text of a PDF, one document per page with
+// Provenance.Page set (1-based); pages without text give no document.
+//
+// It runs PDFium compiled to WebAssembly under wazero: no cgo, nothing
+// downloaded. The runtime starts when the first PDF is read, not before,
+// and is shared by all reads until Close. Compiling PDFium takes seconds;
+// the compiled code is cached in CacheDir so later starts take a fraction
+// of that. A read stops when its context is done.
+//
+// Set the exported fields before the first Read. The zero value is ready to
+// use; a PDFReader is safe for concurrent use.
+type PDFReader struct {
+	// CacheDir keeps the wazero compilation cache (a knowledge base's
+	// cache/ folder). Empty means the quarry folder in os.UserCacheDir;
+	// when neither can be used, PDFium is compiled at every start.
+	CacheDir string
+	// Workers is how many PDFs are read at once (runtime.GOMAXPROCS when
+	// 0); each worker is a PDFium instance with its own memory.
+	Workers int
+
+	mu     sync.Mutex // guards the fields below
+	pool   pdfium.Pool
+	cache  wazero.CompilationCache
+	err    error // why the runtime could not start; not retried
+	closed bool
+}
+
+// Read implements Reader. Password-protected, damaged and text-less PDFs
+// are errors that say so.
+func (r *PDFReader) Read(ctx context.Context, f File) ([]*document.Document, error) {
+	pool, err := r.start()
+	if err != nil {
+		return nil, err
+	}
+	inst, err := pool.GetInstanceWithContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pdf: %w", err)
+	}
+	// A done context kills the instance: PDFium has no cancellation of its
+	// own, and the runtime closes the module on the next check.
+	stop := context.AfterFunc(ctx, func() { _ = inst.Kill() })
+	docs, err := readPDF(ctx, inst, f.Data)
+	if stop() {
+		_ = inst.Close()
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("pdf: %w", ctx.Err())
+	}
+	return docs, err
+}
+
+// start brings up the runtime on first use.
+func (r *PDFReader) start() (pdfium.Pool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.closed:
+		return nil, errors.New("pdf: the reader is closed")
+	case r.pool != nil:
+		return r.pool, nil
+	case r.err != nil:
+		return nil, r.err
+	}
+	cfg := wazero.NewRuntimeConfig().
+		// The bundled PDFium lowers setjmp/longjmp to exception handling.
+		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(pdfMemoryPages)
+	if dir := r.cacheDir(); dir != "" {
+		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+			r.cache = cache
+			cfg = cfg.WithCompilationCache(cache)
+		}
+	}
+	workers := r.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	pool, err := webassembly.Init(webassembly.Config{
+		MaxIdle:       workers,
+		MaxTotal:      workers,
+		RuntimeConfig: cfg,
+		FSConfig:      wazero.NewFSConfig(), // no file system: files arrive as bytes
+		Stdout:        io.Discard,
+		Stderr:        io.Discard,
+		ReuseWorkers:  true,
+	})
+	if err != nil {
+		r.closeCache()
+		r.err = fmt.Errorf("pdf: start PDFium: %w", err)
+		return nil, r.err
+	}
+	r.pool = pool
+	return pool, nil
+}
+
+func (r *PDFReader) cacheDir() string {
+	if r.CacheDir != "" {
+		return r.CacheDir
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "quarry")
+}
+
+func (r *PDFReader) closeCache() {
+	if r.cache != nil {
+		_ = r.cache.Close(context.Background())
+		r.cache = nil
+	}
+}
+
+// Close stops the runtime, if it started. Reads after Close fail.
+func (r *PDFReader) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	var err error
+	if r.pool != nil {
+		err = r.pool.Close()
+		r.pool = nil
+	}
+	r.closeCache()
+	if err != nil {
+		return fmt.Errorf("pdf: close PDFium: %w", err)
+	}
+	return nil
+}
+
+func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte) ([]*document.Document, error) {
+	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
+	if err != nil {
+		return nil, openError(err)
+	}
+	defer inst.FPDF_CloseDocument(&requests.FPDF_CloseDocument{Document: opened.Document})
+	n, err := inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: opened.Document})
+	if err != nil {
+		return nil, fmt.Errorf("pdf: count pages: %w", err)
+	}
+	var docs []*document.Document
+	for i := range n.PageCount {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		text, err := pageText(inst, opened.Document, i)
+		if err != nil {
+			return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+		}
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		d := document.New(text)
+		d.ID = ""
+		d.Provenance.Page = i + 1
+		docs = append(docs, d)
+	}
+	if len(docs) == 0 && n.PageCount > 0 {
+		return nil, fmt.Errorf("pdf: no text in %d page(s): a scan needs OCR first", n.PageCount)
+	}
+	return docs, nil
+}
+
+// openError names why PDFium refused a file.
+func openError(err error) error {
+	switch {
+	case errors.Is(err, pdferrors.ErrPassword):
+		return errors.New("pdf: encrypted: the document needs a password")
+	case errors.Is(err, pdferrors.ErrSecurity):
+		return errors.New("pdf: encrypted with an unsupported security handler")
+	case errors.Is(err, pdferrors.ErrFormat):
+		return errors.New("pdf: corrupt: not a readable PDF structure")
+	case errors.Is(err, pdferrors.ErrFile):
+		return errors.New("pdf: corrupt: the file could not be parsed")
+	}
+	return fmt.Errorf("pdf: open: %w", err)
+}
+
+func pageText(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, index int) (string, error) {
+	page, err := inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: index})
+	if err != nil {
+		return "", err
+	}
+	defer inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: page.Page})
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{Page: requests.Page{ByReference: &page.Page}})
+	if err != nil {
+		return "", err
+	}
+	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	count, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
+	if err != nil || count.Count <= 0 {
+		return "", err
+	}
+	text, err := inst.FPDFText_GetText(&requests.FPDFText_GetText{TextPage: tp.TextPage, Count: count.Count})
+	if err != nil {
+		return "", err
+	}
+	return cleanPDFText(text.Text), nil
+}
+
+// cleanPDFText turns PDFium's page text into plain lines: CRLF becomes
+// "\n", the hyphen PDFium marks at a line break (U+0002) becomes "-", and
+// other control characters and trailing spaces go.
+func cleanPDFText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\x02':
+			b.WriteByte('-')
+		case r == '\r':
+			b.WriteByte('\n')
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r) || r == '\ufeff':
+		default:
+			b.WriteRune(r)
+		}
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}

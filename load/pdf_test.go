@@ -1,0 +1,226 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"crypto/rc4"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quarry-rag/quarry/split"
+)
+
+// makePDF writes a minimal PDF by hand: one page per entry of pages, each
+// line of an entry set in Helvetica. With encrypt set, the document is
+// protected by the standard security handler (RC4, revision 2) with the
+// user password "secret".
+func makePDF(pages []string, encrypt bool) []byte {
+	var b bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	n := len(pages)
+	kids := make([]string, n)
+	for i := range pages {
+		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
+	}
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	for i, text := range pages {
+		var s strings.Builder
+		s.WriteString("BT /F1 12 Tf 14 TL 72 720 Td\n")
+		for _, line := range strings.Split(text, "\n") {
+			r := strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`)
+			fmt.Fprintf(&s, "(%s) Tj T*\n", r.Replace(line))
+		}
+		s.WriteString("ET")
+		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
+		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", s.Len(), s.String()))
+	}
+	id := "0123456789abcdef"
+	trailerExtra := ""
+	if encrypt {
+		o, u := rc4Keys("secret", "owner", id)
+		obj(fmt.Sprintf("<< /Filter /Standard /V 1 /R 2 /O <%x> /U <%x> /P -4 >>", o, u))
+		trailerExtra = fmt.Sprintf(" /Encrypt %d 0 R", len(offsets))
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /ID [<%x> <%x>]%s >>\nstartxref\n%d\n%%%%EOF\n",
+		len(offsets)+1, id, id, trailerExtra, xref)
+	return b.Bytes()
+}
+
+// rc4Keys computes the O and U entries of the standard security handler,
+// revision 2 (PDF 1.7, algorithms 3.2 to 3.4).
+func rc4Keys(user, owner, id string) (o, u []byte) {
+	pad := []byte("\x28\xbf\x4e\x5e\x4e\x75\x8a\x41\x64\x00\x4e\x56\xff\xfa\x01\x08\x2e\x2e\x00\xb6\xd0\x68\x3e\x80\x2f\x0c\xa9\xfe\x64\x53\x69\x7a")
+	padded := func(pw string) []byte { return append([]byte(pw), pad...)[:32] }
+	ok := md5.Sum(padded(owner))
+	c, _ := rc4.NewCipher(ok[:5])
+	o = make([]byte, 32)
+	c.XORKeyStream(o, padded(user))
+	h := md5.New()
+	h.Write(padded(user))
+	h.Write(o)
+	binary.Write(h, binary.LittleEndian, int32(-4))
+	h.Write([]byte(id))
+	key := h.Sum(nil)[:5]
+	c, _ = rc4.NewCipher(key)
+	u = make([]byte, 32)
+	c.XORKeyStream(u, pad)
+	return o, u
+}
+
+// sharedPDF is one PDF engine for the tests of this package, so that the
+// start-up is paid once per run; its compilation cache is kept between
+// runs in the temporary folder.
+var sharedPDF = sync.OnceValue(func() *PDFReader {
+	return &PDFReader{CacheDir: filepath.Join(os.TempDir(), "quarry-load-test-cache")}
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	sharedPDF().Close()
+	os.Exit(code)
+}
+
+func TestPDFPages(t *testing.T) {
+	pages := []string{
+		"The first page talks about quarries and stone.\nIt has two lines.",
+		"Page two holds the marker word zanzibarite for the test.",
+		"The third page closes the document.",
+	}
+	docs, err := sharedPDF().Read(context.Background(), File{Path: "three.pdf", Data: makePDF(pages, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 3 {
+		t.Fatalf("%d documents, want one per page", len(docs))
+	}
+	for i, d := range docs {
+		if d.Provenance.Page != i+1 {
+			t.Errorf("document %d has page %d", i, d.Provenance.Page)
+		}
+		if want := strings.Fields(pages[i])[0]; !strings.HasPrefix(d.Content, want) {
+			t.Errorf("page %d text %q", i+1, d.Content)
+		}
+	}
+	if !strings.Contains(docs[0].Content, "stone.\nIt has") {
+		t.Errorf("lines of page 1 not kept: %q", docs[0].Content)
+	}
+	// Through the splitter, as quarry chunk and ingestion do: the marker
+	// word is found on page 2 and chunk indexes run across pages.
+	rec, err := split.NewRecursive(split.RecursiveConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		d.SourceType, d.SourceName = "file", "three.pdf"
+	}
+	chunks, err := split.SplitAll(rec, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i, c := range chunks {
+		if c.Provenance.ChunkIndex != i || c.Provenance.ChunkCount != len(chunks) {
+			t.Errorf("chunk %d numbered %d of %d", i, c.Provenance.ChunkIndex, c.Provenance.ChunkCount)
+		}
+		if strings.Contains(c.Content, "zanzibarite") {
+			found = true
+			if c.Provenance.Page != 2 {
+				t.Errorf("marker on page %d, want 2", c.Provenance.Page)
+			}
+		}
+	}
+	if !found {
+		t.Error("marker word not found")
+	}
+}
+
+func TestPDFErrors(t *testing.T) {
+	good := makePDF([]string{"Readable text."}, false)
+	tests := []struct {
+		name string
+		data []byte
+		says string
+	}{
+		{"encrypted", makePDF([]string{"Secret text."}, true), "encrypted"},
+		{"garbage", []byte("%PDF-1.7\nthis is not a PDF at all\n"), "corrupt"},
+		{"truncated", good[:len(good)/3], ""},
+		{"no text", makePDF([]string{""}, false), "no text in"},
+	}
+	for _, tt := range tests {
+		_, err := sharedPDF().Read(context.Background(), File{Path: tt.name + ".pdf", Data: tt.data})
+		if err == nil {
+			// PDFium repairs some damage; a truncated file may still read.
+			if tt.says != "" {
+				t.Errorf("%s: no error", tt.name)
+			}
+			continue
+		}
+		t.Logf("%s: %v", tt.name, err)
+		if !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%s: error %q does not say %q", tt.name, err, tt.says)
+		}
+	}
+}
+
+func TestPDFContextStopsRead(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := sharedPDF().Read(ctx, File{Data: makePDF([]string{"x"}, false)}); err == nil {
+		t.Error("a done context still read")
+	}
+	// The engine keeps working for other reads.
+	if _, err := sharedPDF().Read(context.Background(), File{Data: makePDF([]string{"still fine"}, false)}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestPDFClosed(t *testing.T) {
+	r := &PDFReader{CacheDir: t.TempDir()}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(context.Background(), File{Data: makePDF([]string{"x"}, false)}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("read after close: %v", err)
+	}
+}
+
+// TestPDFStartup logs how long the engine takes to start with an empty
+// and with a warm compilation cache; it asserts nothing about time.
+func TestPDFStartup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles PDFium twice")
+	}
+	dir := t.TempDir()
+	data := makePDF([]string{"warm up"}, false)
+	for _, run := range []string{"cold cache", "warm cache"} {
+		r := &PDFReader{CacheDir: dir, Workers: 1}
+		start := time.Now()
+		if _, err := r.Read(context.Background(), File{Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("PDF engine start-up and first page, %s: %v", run, time.Since(start).Round(time.Millisecond))
+		r.Close()
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
+		t.Errorf("nothing cached in %s", dir)
+	}
+}
