@@ -18,6 +18,7 @@ beside a reference measured in the same run.`,
 	}
 	cmd.AddCommand(newBenchANNCmd(stdio))
 	cmd.AddCommand(newBenchKeywordCmd(stdio))
+	cmd.AddCommand(newBenchStoreCmd(stdio))
 	return cmd
 }
 

@@ -145,6 +145,18 @@ func TestCheckpointDamage(t *testing.T) {
 			b[len(b)/2] ^= 0xff
 			os.WriteFile(p, b, 0o644)
 		},
+		"flipped byte in the graph": func(t *testing.T, ck string) {
+			p := filepath.Join(ck, "hnsw.bin")
+			b, _ := os.ReadFile(p)
+			b[len(b)/3] ^= 0x10
+			os.WriteFile(p, b, 0o644)
+		},
+		"flipped byte in the keyword index": func(t *testing.T, ck string) {
+			p := filepath.Join(ck, "bm25.bin")
+			b, _ := os.ReadFile(p)
+			b[len(b)/2] ^= 0x01
+			os.WriteFile(p, b, 0o644)
+		},
 		"garbage manifest": func(t *testing.T, ck string) {
 			os.WriteFile(filepath.Join(ck, "manifest.json"), []byte("{not json"), 0o644)
 		},
