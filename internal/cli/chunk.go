@@ -2,12 +2,11 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,25 +16,36 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/quarry-rag/quarry/config"
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/split"
 )
 
 func newChunkCmd(stdio IO) *cobra.Command {
 	var (
-		name     string
-		asJSON   bool
-		settings chunkFlags
+		name        string
+		asJSON      bool
+		csvPerFile  bool
+		maxFileSize int64
+		settings    chunkFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "chunk PATH…",
 		Short: "Show how files are cut into chunks",
 		Long: `Show how files are cut into chunks, to tune chunking before ingesting.
 
-PATH is a file or a directory; directories are walked for text, Markdown and
-code files, skipping dot-folders, node_modules, __pycache__, venv, build, dist
-and vendor. The splitter "auto" (the default) uses markdown for Markdown, code
-for source code and recursive for everything else.
+PATH is a file or a directory. Files are read as ingestion reads them: text,
+Markdown, code, HTML (main content), PDF (text per page), DOCX, JSON objects
+and CSV rows. Directories are walked as ingestion walks them: .gitignore is
+honoured, dot-folders, node_modules, __pycache__, venv, build, dist and vendor
+are skipped, symbolic links never lead out of the directory, and files above
+--max-file-size or of no readable format are skipped with a note. The
+splitter "auto" (the default) uses markdown for Markdown, HTML and DOCX, code
+for source code, and recursive for PDF pages and everything else.
+
+A file that cannot be read or split is reported at the end; the other files
+are still printed, and the exit status is 1.
 
 Settings by splitter (unset means the default):
   delimiter  --max-length 1000 --separator " " --word-overlap 0 --min-length 0
@@ -51,7 +61,8 @@ With --json each chunk is a line:
    "lineStart","lineEnd","headings","charStart","charEnd","chunkIndex","chunkCount"}}`,
 		Example: `  quarry chunk README.md
   quarry chunk --splitter sentence --max-words 120 --overlap-words 20 notes.txt
-  quarry chunk --max-tokens 256 --overlap-tokens 32 --json docs/`,
+  quarry chunk --max-tokens 256 --overlap-tokens 32 --json docs/
+  quarry chunk --csv-per-file --max-file-size 104857600 data/`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return flagError{fmt.Errorf("%s: give at least one file or directory", cmd.CommandPath())}
@@ -63,27 +74,68 @@ With --json each chunk is a line:
 			if err != nil {
 				return usageErr(flagNamed(err))
 			}
-			files, err := chunkInputs(args)
-			if err != nil {
-				return err
+			if maxFileSize < 0 {
+				return usageErr(fmt.Errorf("--max-file-size must be 0 (the default, %d bytes) or more, got %d", load.DefaultMaxFileSize, maxFileSize))
 			}
-			w := bufio.NewWriter(stdio.Out)
-			p := &chunkPrinter{w: w, json: asJSON}
-			failed := 0
-			for _, f := range files {
-				if err := p.file(s, f); err != nil {
-					if werr := w.Flush(); werr != nil {
-						return werr
-					}
-					fmt.Fprintf(stdio.Err, "quarry: %v\n", err)
-					failed++
+			// Every path is checked before anything is printed; a file named
+			// on the command line must be read, one found in a folder may be
+			// skipped.
+			named := map[string]bool{}
+			for _, arg := range args {
+				st, err := os.Stat(arg)
+				if err != nil {
+					return fmt.Errorf("chunk: %w", err)
+				}
+				if !st.IsDir() {
+					named[arg] = true
 				}
 			}
-			if err := w.Flush(); err != nil {
-				return err
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
 			}
-			if failed > 0 {
-				return fmt.Errorf("chunk: %d of %d files failed", failed, len(files))
+			l := load.New(load.Options{MaxFileSize: maxFileSize, CSVPerFile: csvPerFile, CacheDir: chunkCacheDir()})
+			defer l.Close()
+			w := bufio.NewWriter(stdio.Out)
+			p := &chunkPrinter{w: w, json: asJSON}
+			var failed, skipped []string
+			files := 0
+			err = l.Walk(ctx, args, func(r load.Result) error {
+				files++
+				if r.Err != nil {
+					if errors.Is(r.Err, load.ErrSkipped) && !named[r.Path] {
+						skipped = append(skipped, r.Err.Error())
+					} else {
+						failed = append(failed, r.Err.Error())
+					}
+					return nil
+				}
+				chunks, err := splitResult(s, r)
+				if err != nil {
+					failed = append(failed, err.Error())
+					return nil
+				}
+				for _, c := range chunks {
+					if err := p.chunk(c); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if ferr := w.Flush(); err == nil {
+				err = ferr
+			}
+			if err != nil {
+				return fmt.Errorf("chunk: %w", err)
+			}
+			for _, m := range skipped {
+				fmt.Fprintf(stdio.Err, "quarry: skipped %s\n", m)
+			}
+			for _, m := range failed {
+				fmt.Fprintf(stdio.Err, "quarry: %s\n", m)
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("chunk: %d of %d files failed", len(failed), files)
 			}
 			return nil
 		},
@@ -91,6 +143,8 @@ With --json each chunk is a line:
 	f := cmd.Flags()
 	f.StringVar(&name, "splitter", "auto", "splitter: "+strings.Join(split.Names(), ", "))
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per chunk")
+	f.BoolVar(&csvPerFile, "csv-per-file", false, "read a CSV file as one document instead of one per row")
+	f.Int64Var(&maxFileSize, "max-file-size", 0, fmt.Sprintf("skip files larger than this many bytes (default %d)", load.DefaultMaxFileSize))
 	settings.register(f)
 	return cmd
 }
@@ -159,66 +213,51 @@ func flagNamed(err error) error {
 	return fmt.Errorf("%s: %w", b.String(), err)
 }
 
-// chunkInput is a file to chunk and the source name its chunks carry, or
-// the error met reaching it while walking a directory.
-type chunkInput struct {
-	path, name string
-	err        error
+// chunkCacheDir is the knowledge base's cache folder when there is one
+// here, so the PDF engine compiled by quarry chunk serves ingestion too;
+// otherwise the loader's default.
+func chunkCacheDir() string {
+	dir, found, err := config.FindKB(".", nil)
+	if err != nil || !found {
+		return ""
+	}
+	cache := filepath.Join(dir, "cache")
+	if st, err := os.Stat(cache); err != nil || !st.IsDir() {
+		return ""
+	}
+	return cache
 }
 
-// skipDir reports whether a folder below a root is never walked into
-// (SEMANTICS §6).
-func skipDir(name string) bool {
-	switch name {
-	case "node_modules", "__pycache__", "venv", "build", "dist", "vendor":
-		return true
-	}
-	return strings.HasPrefix(name, ".")
-}
+// Auto picks its splitter by file name; these names stand for the kinds
+// the loader found by content (SEMANTICS §3): Markdown, HTML and DOCX are
+// Markdown by then, PDF pages and everything else plain text.
+const (
+	autoMarkdown = "auto.md"
+	autoCode     = "auto.c"
+	autoText     = "auto.txt"
+)
 
-// chunkInputs expands the arguments: a file is named as given, a file found
-// under a directory by its path relative to that directory.
-func chunkInputs(args []string) ([]chunkInput, error) {
-	var out []chunkInput
-	for _, arg := range args {
-		info, err := os.Stat(arg)
-		if err != nil {
-			return nil, fmt.Errorf("chunk: %w", err)
-		}
-		if !info.IsDir() {
-			out = append(out, chunkInput{path: arg, name: filepath.ToSlash(filepath.Clean(arg))})
-			continue
-		}
-		err = filepath.WalkDir(arg, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == arg {
-					return err
-				}
-				// An unreadable entry is reported with the files; the walk goes on.
-				out = append(out, chunkInput{path: p, err: err})
-				return nil
-			}
-			if d.IsDir() {
-				if p != arg && skipDir(d.Name()) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() || split.KindOf(p) == split.KindOther {
-				return nil
-			}
-			src, err := document.FileSource(arg, p)
-			if err != nil {
-				return err
-			}
-			out = append(out, chunkInput{path: p, name: src.Name})
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("chunk: walk %s: %w", arg, err)
+// splitResult cuts the documents of one file, numbering chunks across them
+// (the pages of a PDF). Chunks name the file by the path it was found at.
+func splitResult(s split.Splitter, r load.Result) ([]*document.Document, error) {
+	if a, ok := s.(*split.Auto); ok {
+		switch r.Kind {
+		case load.KindMarkdown, load.KindHTML, load.KindDOCX:
+			s = a.For(autoMarkdown)
+		case load.KindCode:
+			s = a.For(autoCode)
+		default:
+			s = a.For(autoText)
 		}
 	}
-	return out, nil
+	for _, d := range r.Docs {
+		d.Provenance.Source = filepath.ToSlash(r.Path)
+	}
+	chunks, err := split.SplitAll(s, r.Docs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Path, err)
+	}
+	return chunks, nil
 }
 
 // chunkPrinter writes chunks as JSON lines or as text for people.
@@ -226,33 +265,6 @@ type chunkPrinter struct {
 	w      io.Writer
 	json   bool
 	tokens split.Tokenizer
-}
-
-func (p *chunkPrinter) file(s split.Splitter, in chunkInput) error {
-	if in.err != nil {
-		return fmt.Errorf("chunk: %w", in.err)
-	}
-	b, err := os.ReadFile(in.path)
-	if err != nil {
-		return fmt.Errorf("chunk: %w", err)
-	}
-	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
-		return fmt.Errorf("chunk %s: not a UTF-8 text file", in.path)
-	}
-	doc := document.New(string(b))
-	doc.SourceType = document.SourceFile
-	doc.SourceName = in.name
-	doc.Provenance.Source = filepath.ToSlash(in.path)
-	chunks, err := s.Split(doc)
-	if err != nil {
-		return fmt.Errorf("chunk %s: %w", in.path, err)
-	}
-	for _, c := range chunks {
-		if err := p.chunk(c); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // chunkJSON is the wire shape of a chunk printed by quarry chunk --json.
@@ -305,7 +317,11 @@ func (p *chunkPrinter) chunk(c *document.Document) error {
 	if err != nil {
 		return err
 	}
-	header := fmt.Sprintf("--- %s | chunk %d/%d | lines %d-%d", c.SourceName, pv.ChunkIndex+1, pv.ChunkCount, pv.LineStart, pv.LineEnd)
+	header := fmt.Sprintf("--- %s | chunk %d/%d", c.SourceName, pv.ChunkIndex+1, pv.ChunkCount)
+	if pv.Page > 0 {
+		header += fmt.Sprintf(" | page %d", pv.Page)
+	}
+	header += fmt.Sprintf(" | lines %d-%d", pv.LineStart, pv.LineEnd)
 	if len(pv.HeadingPath) > 0 {
 		header += " | " + strings.Join(pv.HeadingPath, " > ")
 	}

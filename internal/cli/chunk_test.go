@@ -1,11 +1,14 @@
 package cli_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,7 +37,10 @@ type wireChunk struct {
 	} `json:"provenance"`
 }
 
-func (w wireChunk) String() string { return fmt.Sprintf("%+v", struct{ wireChunk }{w}) }
+func (w wireChunk) String() string {
+	type fields wireChunk // no String method, so %+v prints the fields
+	return fmt.Sprintf("%+v", fields(w))
+}
 
 const chunkGuide = `# Quarry
 
@@ -268,6 +274,172 @@ func TestChunkErrors(t *testing.T) {
 	code, out, errOut := run(t, "", "chunk", "--json", "blob.txt", "docs/guide.md")
 	if code != cli.ExitRuntime || !strings.Contains(errOut, "blob.txt") || len(decodeChunks(t, out)) != 4 {
 		t.Errorf("exit %d, err %q, out %q", code, errOut, out)
+	}
+}
+
+// chunkPDF writes a small PDF by hand, one page per entry, in Helvetica.
+func chunkPDF(pages ...string) []byte {
+	var b bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n")
+	kids := make([]string, len(pages))
+	for i := range pages {
+		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
+	}
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages)))
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	for i, text := range pages {
+		stream := fmt.Sprintf("BT /F1 12 Tf 72 720 Td (%s) Tj ET", text)
+		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
+		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream))
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return b.Bytes()
+}
+
+// chunkDOCX writes a DOCX whose paragraphs are given as style, text pairs.
+func chunkDOCX(t *testing.T, paras ...string) []byte {
+	t.Helper()
+	var body strings.Builder
+	for i := 0; i+1 < len(paras); i += 2 {
+		body.WriteString("<w:p>")
+		if paras[i] != "" {
+			body.WriteString(`<w:pPr><w:pStyle w:val="` + paras[i] + `"/></w:pPr>`)
+		}
+		body.WriteString("<w:r><w:t>" + paras[i+1] + "</w:t></w:r></w:p>")
+	}
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	w, err := zw.Create("word/document.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(w, `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>%s</w:body></w:document>`, body.String())
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+const chunkHTML = `<!DOCTYPE html><html><head><title>Refunds | Acme</title></head><body>
+<nav><a href="/">Home</a> <a href="/shop">Shop NAVMARKER</a></nav>
+<header><div>Acme Store HEADERMARKER</div></header>
+<main><h1>Refunds</h1><p>Acme refunds any order within thirty days of delivery, to the card that paid.</p>
+<h2>Exceptions</h2><p>Gift cards and downloaded software cannot be refunded once they have been used.</p></main>
+<footer>Copyright Acme FOOTERMARKER</footer></body></html>`
+
+// formatTree writes one file of each format the loader reads, plus a
+// corrupt PDF and a truncated DOCX, and makes it the working directory. The
+// PDF engine's compilation cache is kept between test runs.
+func formatTree(t *testing.T) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(os.TempDir(), "quarry-cli-test-cache"))
+	t.Setenv("QUARRY_KB", "")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	docx := chunkDOCX(t, "Heading1", "Policy", "", "Refunds are paid within thirty days of the request.",
+		"Heading2", "Gift cards", "", "Gift cards are never refunded in cash, whatever the amount.")
+	for name, content := range map[string][]byte{
+		"in/page.html":   []byte(chunkHTML),
+		"in/report.pdf":  chunkPDF("First page of the report.", "The marker word zanzibarite is on page two.", "Third page."),
+		"in/policy.docx": docx,
+		"in/cut.docx":    docx[:len(docx)/2],
+		"in/broken.pdf":  []byte("%PDF-1.7\nnot really a PDF"),
+		"in/rows.csv":    []byte("name,role\nAda,engineer\nGrace,admiral\n"),
+		"in/big.txt":     []byte(strings.Repeat("big ", 1000)),
+		"in/logo.png":    {0x89, 'P', 'N', 'G', 0, 0, 0},
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestChunkFormats(t *testing.T) {
+	formatTree(t)
+	code, out, errOut := run(t, "", "chunk", "--json", "--max-file-size", "3000", "in")
+	if code != cli.ExitRuntime {
+		t.Fatalf("exit %d, want %d: %s", code, cli.ExitRuntime, errOut)
+	}
+	// The failures come last, after every chunk, and name file and reason;
+	// the big file and the image are skipped, not failed.
+	for _, want := range []string{"in/broken.pdf: pdf: corrupt", "in/cut.docx: docx: corrupt or truncated", "skipped in/big.txt", "skipped in/logo.png", "2 of 8 files failed"} {
+		if !strings.Contains(errOut, filepath.FromSlash(want)) && !strings.Contains(errOut, want) {
+			t.Errorf("errors lack %q:\n%s", want, errOut)
+		}
+	}
+	byFile := map[string][]wireChunk{}
+	for _, c := range decodeChunks(t, out) {
+		byFile[c.SourceName] = append(byFile[c.SourceName], c)
+		if regexp.MustCompile(`[A-Z]+MARKER`).MatchString(c.Content) {
+			t.Errorf("navigation in %s: %q", c.SourceName, c.Content)
+		}
+	}
+	var headings [][]string
+	for _, c := range byFile["page.html"] {
+		headings = append(headings, c.Provenance.Headings)
+	}
+	if want := [][]string{{"Refunds"}, {"Refunds", "Exceptions"}}; !reflect.DeepEqual(headings, want) {
+		t.Errorf("html headings %q, want %q", headings, want)
+	}
+	headings = nil
+	for _, c := range byFile["policy.docx"] {
+		headings = append(headings, c.Provenance.Headings)
+	}
+	if want := [][]string{{"Policy"}, {"Policy", "Gift cards"}}; !reflect.DeepEqual(headings, want) {
+		t.Errorf("docx headings %q, want %q", headings, want)
+	}
+	pdf := byFile["report.pdf"]
+	if len(pdf) != 3 {
+		t.Fatalf("%d pdf chunks, want one per page", len(pdf))
+	}
+	for i, c := range pdf {
+		if c.Provenance.Page != i+1 || c.Provenance.ChunkIndex != i || c.Provenance.ChunkCount != 3 {
+			t.Errorf("pdf chunk %d: page %d, chunk %d of %d", i, c.Provenance.Page, c.Provenance.ChunkIndex, c.Provenance.ChunkCount)
+		}
+	}
+	if !strings.Contains(pdf[1].Content, "zanzibarite") {
+		t.Errorf("page 2 text %q", pdf[1].Content)
+	}
+	if len(byFile["rows.csv"]) != 2 {
+		t.Errorf("%d csv chunks, want one per row", len(byFile["rows.csv"]))
+	}
+
+	// One document per CSV file; the default size limit reads big.txt.
+	code, out, errOut = run(t, "", "chunk", "--json", "--csv-per-file", "in/rows.csv", "in/big.txt")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	chunks := decodeChunks(t, out)
+	if len(chunks) < 2 || chunks[0].SourceName != "in/rows.csv" || !strings.Contains(chunks[0].Content, "Grace") || chunks[1].SourceName != "in/big.txt" {
+		t.Errorf("csv per file: %v", chunks)
+	}
+	// A file named on the command line that is skipped is a failure.
+	code, _, errOut = run(t, "", "chunk", "--max-file-size", "10", "in/big.txt")
+	if code != cli.ExitRuntime || !strings.Contains(errOut, "above the 10-byte limit") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = run(t, "", "chunk", "--max-file-size", "-1", "in")
+	if code != cli.ExitUsage || !strings.Contains(errOut, "--max-file-size") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	// People see the page of a PDF chunk.
+	_, out, _ = run(t, "", "chunk", "in/report.pdf")
+	if !strings.Contains(out, "--- in/report.pdf | chunk 2/3 | page 2 | lines 1-1 |") {
+		t.Errorf("plain output:\n%s", out)
 	}
 }
 
