@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/load"
@@ -55,6 +57,10 @@ type Options struct {
 	// goroutine at a time.
 	Progress func(Event)
 	Logger   *slog.Logger
+	// Jobs, when set, records the run as a job with JobParams (what a
+	// resume needs), updated as it goes and marked done or failed.
+	Jobs      store.JobStore
+	JobParams json.RawMessage
 }
 
 // Event reports progress. Its JSON form is one line of `quarry ingest
@@ -141,14 +147,17 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	for _, s := range states {
 		r.known[s.Source] = s.Hash
 	}
-	r.emit(Event{Event: "start"})
-	if err := r.walk(ctx, roots); err != nil {
-		return r.rep, err
+	if err := r.startJob(ctx); err != nil {
+		return nil, err
 	}
-	if opt.Prune {
-		if err := r.prune(ctx, states); err != nil {
-			return r.rep, err
-		}
+	r.emit(Event{Event: "start"})
+	err = r.walk(ctx, roots)
+	if err == nil && opt.Prune {
+		err = r.prune(ctx, states)
+	}
+	if err != nil {
+		r.finishJob(err)
+		return r.rep, err
 	}
 	if cp, ok := opt.Collection.Store().Backend().(interface{ Checkpoint(context.Context) error }); ok {
 		if err := cp.Checkpoint(ctx); err != nil {
@@ -160,7 +169,47 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		r.rep.ChunksPer = float64(r.rep.Chunks) / s
 	}
 	r.emit(Event{Event: "done"})
+	r.finishJob(nil)
 	return r.rep, nil
+}
+
+// JobKind is the kind of job an ingestion records.
+const JobKind = "ingest"
+
+func (r *run) startJob(ctx context.Context) error {
+	if r.opt.Jobs == nil {
+		return nil
+	}
+	now := time.Now().UTC()
+	r.job = &store.Job{ID: uuid.NewString(), Kind: JobKind, Collection: r.opt.Collection.Name(), Params: r.opt.JobParams,
+		State: store.JobRunning, Total: r.total, Started: now, Updated: now}
+	if err := r.opt.Jobs.PutJob(ctx, *r.job); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	return nil
+}
+
+// recordJob saves the job's counters, at most once a second while running.
+func (r *run) recordJob(ctx context.Context, force bool) {
+	if r.job == nil || (!force && time.Since(r.job.Updated) < time.Second) {
+		return
+	}
+	r.job.Files, r.job.Chunks, r.job.Failed, r.job.Updated = r.rep.Files, r.rep.Chunks, r.rep.Failed, time.Now().UTC()
+	if err := r.opt.Jobs.PutJob(ctx, *r.job); err != nil {
+		r.opt.Logger.Warn("ingest: could not record job progress", "job", r.job.ID, "err", err)
+	}
+}
+
+func (r *run) finishJob(err error) {
+	if r.job == nil {
+		return
+	}
+	r.job.State = store.JobDone
+	if err != nil {
+		r.job.State, r.job.Error = store.JobFailed, err.Error()
+	}
+	r.job.Finished = time.Now().UTC()
+	r.recordJob(context.WithoutCancel(context.Background()), true)
 }
 
 // run is the state of one ingestion.
@@ -176,6 +225,7 @@ type run struct {
 
 	pending       []store.SourceUpdate
 	pendingChunks int
+	job           *store.Job
 }
 
 // prepared is one file after reading and splitting.
@@ -377,6 +427,7 @@ func (r *run) flush(ctx context.Context) error {
 	}
 	r.pending, r.pendingChunks = nil, 0
 	r.emit(Event{Event: "progress"})
+	r.recordJob(ctx, false)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -128,6 +129,7 @@ type statusJSON struct {
 	Embedder    string           `json:"embedder"`
 	DiskBytes   int64            `json:"disk_bytes"`
 	Collections []collectionJSON `json:"collections"`
+	LastJob     *store.Job       `json:"last_job,omitempty"`
 }
 
 type collectionJSON struct {
@@ -180,6 +182,11 @@ func newStatusCmd(stdio IO) *cobra.Command {
 				}
 				st.Collections = append(st.Collections, cj)
 			}
+			if js, err := k.store.Jobs(); err == nil {
+				if jobs, err := js.ListJobs(ctx, 1); err == nil && len(jobs) == 1 {
+					st.LastJob = &jobs[0]
+				}
+			}
 			if asJSON {
 				enc := json.NewEncoder(stdio.Out)
 				enc.SetIndent("", "  ")
@@ -191,7 +198,18 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			for _, c := range st.Collections {
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.Name, c.Chunks, c.Sources, c.Model)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if j := st.LastJob; j != nil {
+				state := j.State
+				if state == store.JobRunning && time.Since(j.Updated) > staleAfter {
+					state = "interrupted (quarry ingest --resume)"
+				}
+				fmt.Fprintf(stdio.Out, "\nlast job        %s %s into %q: %s, %d/%d files, %d chunks, started %s\n",
+					j.Kind, j.ID[:8], j.Collection, state, j.Files, j.Total, j.Chunks, j.Started.Local().Format(time.DateTime))
+			}
+			return nil
 		},
 	}
 	f.register(cmd)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/split"
+	"github.com/quarry-rag/quarry/store"
 )
 
 func newIngestCmd(stdio IO) *cobra.Command {
@@ -27,6 +29,7 @@ func newIngestCmd(stdio IO) *cobra.Command {
 		watch  bool
 		asJSON bool
 		every  time.Duration
+		resume bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -40,12 +43,32 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 		Example: `  quarry ingest ./docs
   quarry ingest ./handbook --collection handbook --meta team=support --prune`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return flagError{fmt.Errorf("quarry ingest: give at least one file or folder")}
+			if len(args) == 0 && !resume {
+				return flagError{fmt.Errorf("quarry ingest: give at least one file or folder, or --resume")}
+			}
+			if len(args) > 0 && resume {
+				return flagError{fmt.Errorf("quarry ingest: --resume takes no paths: it re-runs the interrupted job's")}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if resume {
+				p, err := interruptedJob(cmd.Context(), &f)
+				if err != nil {
+					return err
+				}
+				args, prune = p.Roots, p.Prune
+				f.collection = p.Collection
+				metas = nil
+				for k, v := range p.Meta {
+					b, _ := json.Marshal(v)
+					if s, ok := v.(string); ok {
+						b = []byte(s)
+					}
+					metas = append(metas, k+"="+string(b))
+				}
+				fmt.Fprintf(stdio.Err, "resuming the interrupted ingestion of %s\n", strings.Join(args, ", "))
+			}
 			meta, err := parseMeta(metas)
 			if err != nil {
 				return usageErr(err)
@@ -78,6 +101,16 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			if cache != nil {
 				opt.Cache = cache.EmbeddingCache()
 			}
+			if js, err := k.store.Jobs(); err == nil {
+				abs := make([]string, len(args))
+				for i, a := range args {
+					if abs[i], err = filepath.Abs(a); err != nil {
+						return err
+					}
+				}
+				opt.Jobs = js
+				opt.JobParams, _ = json.Marshal(ingestParams{Roots: abs, Collection: coll.Name(), Meta: meta, Prune: prune})
+			}
 			for {
 				rep, err := runIngest(ctx, stdio, args, opt, asJSON)
 				if err != nil {
@@ -103,7 +136,52 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	cmd.Flags().BoolVar(&watch, "watch", false, "keep running and re-ingest when files change (until interrupted)")
 	cmd.Flags().DurationVar(&every, "watch-interval", 2*time.Second, "how often --watch looks for changes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print progress as JSON lines")
+	cmd.Flags().BoolVar(&resume, "resume", false, "re-run the last interrupted ingestion with its paths and options")
 	return cmd
+}
+
+// ingestParams are recorded with an ingestion job so --resume can re-run it.
+type ingestParams struct {
+	Roots      []string       `json:"roots"`
+	Collection string         `json:"collection"`
+	Meta       map[string]any `json:"meta,omitempty"`
+	Prune      bool           `json:"prune,omitempty"`
+}
+
+// staleAfter is how long a running job may go without an update before it
+// counts as interrupted.
+const staleAfter = 30 * time.Second
+
+// interruptedJob finds the newest ingestion that failed or stopped updating.
+func interruptedJob(ctx context.Context, f *kbFlags) (ingestParams, error) {
+	k, err := openKB(ctx, f, false)
+	if err != nil {
+		return ingestParams{}, err
+	}
+	defer k.Close()
+	js, err := k.store.Jobs()
+	if err != nil {
+		return ingestParams{}, err
+	}
+	jobs, err := js.ListJobs(ctx, 20)
+	if err != nil {
+		return ingestParams{}, err
+	}
+	for _, j := range jobs {
+		if j.Kind != ingest.JobKind {
+			continue
+		}
+		interrupted := j.State == store.JobFailed || (j.State == store.JobRunning && time.Since(j.Updated) > staleAfter)
+		if !interrupted {
+			break // the newest ingestion finished (or is still running)
+		}
+		var p ingestParams
+		if err := json.Unmarshal(j.Params, &p); err != nil || len(p.Roots) == 0 {
+			return ingestParams{}, fmt.Errorf("job %s cannot be resumed: its parameters are unreadable", j.ID)
+		}
+		return p, nil
+	}
+	return ingestParams{}, usageErr(fmt.Errorf("no interrupted ingestion to resume"))
 }
 
 // runIngest runs one ingestion with progress on the terminal (a bar),

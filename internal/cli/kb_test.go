@@ -1,11 +1,16 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/embedded"
 )
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
@@ -119,5 +124,41 @@ func TestInitWithSchema(t *testing.T) {
 	code, _, errOut = run(t, "", "init", "--kb", kb, "--embedder", "word2vec")
 	if code != 2 || !strings.Contains(errOut, "word2vec") {
 		t.Errorf("unknown embedder: %d %q", code, errOut)
+	}
+}
+
+func TestIngestResume(t *testing.T) {
+	docs := t.TempDir()
+	kb := filepath.Join(t.TempDir(), "kb")
+	writeFiles(t, docs, map[string]string{"a.md": "# A\n\nAlpha text that is long enough to keep.\n"})
+	if code, _, errOut := run(t, "", "ingest", "--kb", kb, "--resume"); code != 1 || !strings.Contains(errOut, "knowledge base") {
+		t.Errorf("resume without a knowledge base: %d %q", code, errOut)
+	}
+	if code, _, _ := run(t, "", "ingest", docs, "--kb", kb, "--meta", "team=ops"); code != 0 {
+		t.Fatal("ingest failed")
+	}
+	if code, _, errOut := run(t, "", "ingest", "--kb", kb, "--resume"); code != 2 || !strings.Contains(errOut, "no interrupted") {
+		t.Errorf("resume after a finished job: %d %q", code, errOut)
+	}
+	// A crash leaves the job "running" with a stale heartbeat.
+	b, err := embedded.Open(context.Background(), kb, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _ := b.ListJobs(context.Background(), 1)
+	j := jobs[0]
+	j.ID, j.State, j.Started, j.Updated = "crashed", store.JobRunning, time.Now().Add(time.Minute), time.Now().Add(-time.Hour)
+	if err := b.PutJob(context.Background(), j); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	writeFiles(t, docs, map[string]string{"b.md": "# B\n\nBeta text that is also long enough to keep.\n"})
+	code, out, errOut := run(t, "", "ingest", "--kb", kb, "--resume")
+	if code != 0 || !strings.Contains(errOut, "resuming") || !strings.Contains(out, "2 files: 1 written, 1 unchanged") {
+		t.Errorf("resume: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = run(t, "", "search", "beta", "--kb", kb, "--json")
+	if code != 0 || !strings.Contains(out, `"team": "ops"`) {
+		t.Errorf("resumed run lost --meta: %q", out)
 	}
 }

@@ -56,6 +56,11 @@ CREATE TABLE IF NOT EXISTS sources (
 	chunks        INTEGER NOT NULL,
 	PRIMARY KEY (collection_id, source_type, source_name)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS jobs (
+	id      TEXT PRIMARY KEY,
+	started INTEGER NOT NULL,
+	body    TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS embedding_cache (
 	model  TEXT NOT NULL,
 	key    TEXT NOT NULL,

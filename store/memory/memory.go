@@ -39,8 +39,9 @@ const (
 // Backend is an in-memory store.Backend. It is safe for concurrent use:
 // writers take the lock exclusively, so readers never see half a batch.
 type Backend struct {
-	mu     sync.RWMutex // guards colls and closed
+	mu     sync.RWMutex // guards colls, jobs and closed
 	colls  map[string]*collection
+	jobs   map[string]store.Job
 	closed bool
 }
 
@@ -58,7 +59,49 @@ type entry struct {
 }
 
 // New returns an empty in-memory backend.
-func New() *Backend { return &Backend{colls: map[string]*collection{}} }
+func New() *Backend { return &Backend{colls: map[string]*collection{}, jobs: map[string]store.Job{}} }
+
+// PutJob implements store.JobStore.
+func (b *Backend) PutJob(_ context.Context, j store.Job) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return store.ErrClosed
+	}
+	b.jobs[j.ID] = j
+	return nil
+}
+
+// GetJob implements store.JobStore.
+func (b *Backend) GetJob(_ context.Context, id string) (store.Job, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	j, ok := b.jobs[id]
+	if !ok {
+		return store.Job{}, store.ErrJobNotFound
+	}
+	return j, nil
+}
+
+// ListJobs implements store.JobStore.
+func (b *Backend) ListJobs(_ context.Context, limit int) ([]store.Job, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]store.Job, 0, len(b.jobs))
+	for _, j := range b.jobs {
+		out = append(out, j)
+	}
+	sort.Slice(out, func(i, k int) bool {
+		if !out[i].Started.Equal(out[k].Started) {
+			return out[i].Started.After(out[k].Started)
+		}
+		return out[i].ID > out[k].ID
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
 
 // Dialect implements store.Backend: filters are evaluated in process, so no
 // raw fragment is accepted.

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
@@ -55,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"HybridSearch", testHybridSearch},
 		{"ConcurrentReadersDuringWrites", testConcurrency},
 		{"ReplaceSources", testReplaceSources},
+		{"Jobs", testJobs},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -981,5 +983,37 @@ func testReplaceSources(t *testing.T, s *store.Store) {
 	}
 	if states, _ = c.Sources(ctx(t)); len(states) != 0 {
 		t.Errorf("hash kept for a source whose chunks were deleted: %+v", states)
+	}
+}
+
+func testJobs(t *testing.T, s *store.Store) {
+	js, err := s.Jobs()
+	if errors.Is(err, store.ErrUnsupported) {
+		t.Skip("store does not record jobs")
+	}
+	if _, err := js.GetJob(ctx(t), "nope"); !errors.Is(err, store.ErrJobNotFound) {
+		t.Errorf("unknown job: %v", err)
+	}
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 3 {
+		j := store.Job{ID: fmt.Sprintf("job-%d", i), Kind: "ingest", Collection: "docs", Params: []byte(`{"roots":["a"]}`),
+			State: store.JobRunning, Started: base.Add(time.Duration(i) * time.Minute), Updated: base}
+		if err := js.PutJob(ctx(t), j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, _ := js.GetJob(ctx(t), "job-1")
+	j.State, j.Files, j.Finished = store.JobDone, 7, base.Add(time.Hour)
+	if err := js.PutJob(ctx(t), j); err != nil {
+		t.Fatal(err)
+	}
+	got, err := js.GetJob(ctx(t), "job-1")
+	params, _ := document.DecodeJSONValue(got.Params)
+	if err != nil || got.State != store.JobDone || got.Files != 7 || !got.Finished.Equal(base.Add(time.Hour)) || fmt.Sprint(params) != "map[roots:[a]]" {
+		t.Errorf("updated job: %+v %v", got, err)
+	}
+	list, err := js.ListJobs(ctx(t), 2)
+	if err != nil || len(list) != 2 || list[0].ID != "job-2" || list[1].ID != "job-1" {
+		t.Errorf("newest jobs: %+v %v", list, err)
 	}
 }
