@@ -10,12 +10,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -47,6 +46,7 @@ type Backend struct {
 
 type collection struct {
 	cfg     store.CollectionConfig
+	an      *bm25.Analyzer
 	docs    map[string]*entry
 	sources map[document.Source]store.SourceState
 }
@@ -128,7 +128,11 @@ func (b *Backend) CreateCollection(_ context.Context, cfg store.CollectionConfig
 	if _, ok := b.colls[cfg.Name]; ok {
 		return store.ErrCollectionExists
 	}
-	b.colls[cfg.Name] = &collection{cfg: cfg, docs: map[string]*entry{}, sources: map[document.Source]store.SourceState{}}
+	an, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: cfg.Language})
+	if err != nil {
+		return err
+	}
+	b.colls[cfg.Name] = &collection{cfg: cfg, an: an, docs: map[string]*entry{}, sources: map[document.Source]store.SourceState{}}
 	return nil
 }
 
@@ -185,9 +189,24 @@ func (b *Backend) Upsert(ctx context.Context, coll string, docs []*document.Docu
 		return err
 	}
 	for _, e := range entries {
+		c.index(e)
 		c.docs[e.doc.ID] = e
 	}
 	return nil
+}
+
+// index analyses an entry's title and content the way the embedded store's
+// keyword index does: one field, the title first.
+func (c *collection) index(e *entry) {
+	text := e.doc.Content
+	if t, ok := e.doc.Metadata["title"].(string); ok && t != "" {
+		text = t + "\n" + text
+	}
+	e.terms = map[string]int{}
+	for _, t := range c.an.Analyze(text) {
+		e.terms[t]++
+		e.len++
+	}
 }
 
 // entries copies documents in, with canonical metadata and analysed terms.
@@ -206,8 +225,7 @@ func entries(docs []*document.Document) ([]*entry, error) {
 		if c.Metadata == nil {
 			c.Metadata = map[string]any{}
 		}
-		terms, n := analyze(c.Content)
-		entries[i] = &entry{doc: c, terms: terms, len: n}
+		entries[i] = &entry{doc: c}
 	}
 	return entries, nil
 }
@@ -301,6 +319,7 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 			}
 		}
 		for _, e := range prepared[i] {
+			c.index(e)
 			c.docs[e.doc.ID] = e
 		}
 		if u.Hash == "" {
@@ -364,14 +383,25 @@ func (b *Backend) SearchVector(ctx context.Context, coll string, vec []float32, 
 }
 
 // SearchKeyword implements store.Backend with exact BM25 (k1 0.9, b 0.4)
-// over the matching documents; collection statistics count every document.
+// over the matching documents, title and content as one field, analysed
+// by the collection's language; collection statistics count every document.
 // Documents sharing no term with the query are not returned.
 func (b *Backend) SearchKeyword(ctx context.Context, coll string, query string, f filter.Expr, k int) ([]*document.Document, error) {
 	m, err := filter.NewMatcher(f)
 	if err != nil {
 		return nil, err
 	}
-	qterms, _ := analyze(query)
+	b.mu.RLock()
+	c0, err := b.get(coll)
+	if err != nil {
+		b.mu.RUnlock()
+		return nil, err
+	}
+	qterms := map[string]int{}
+	for _, t := range c0.an.Analyze(query) {
+		qterms[t]++ // a repeated query term counts as often as it appears
+	}
+	b.mu.RUnlock()
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	c, err := b.get(coll)
@@ -396,13 +426,13 @@ func (b *Backend) SearchKeyword(ctx context.Context, coll string, query string, 
 	top := newTopK(k)
 	for _, e := range c.docs {
 		var s float64
-		for t := range qterms {
+		for t, qtf := range qterms {
 			tf := float64(e.terms[t])
 			if tf == 0 {
 				continue
 			}
 			idf := math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
-			s += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(e.len)/avgdl))
+			s += float64(qtf) * idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(e.len)/avgdl))
 		}
 		if s > 0 && m.MatchDocument(e.doc) {
 			top.push(e.doc, s)
@@ -421,32 +451,6 @@ func (b *Backend) Close() error {
 	b.closed = true
 	b.colls = nil
 	return nil
-}
-
-// analyze is the reference store's plain analyzer: lower-cased runs of
-// letters and digits, counted.
-func analyze(text string) (map[string]int, int) {
-	terms := map[string]int{}
-	n := 0
-	start := -1
-	flush := func(end int) {
-		if start >= 0 {
-			terms[strings.ToLower(text[start:end])]++
-			n++
-			start = -1
-		}
-	}
-	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		flush(i)
-	}
-	flush(len(text))
-	return terms, n
 }
 
 // topK keeps the k best documents by (score desc, id asc).
