@@ -191,17 +191,23 @@ func (r *run) startJob(ctx context.Context) error {
 
 // recordJob saves the job's counters, at most once a second while running.
 func (r *run) recordJob(ctx context.Context, force bool) {
+	r.mu.Lock()
 	if r.job == nil || (!force && time.Since(r.job.Updated) < time.Second) {
+		r.mu.Unlock()
 		return
 	}
 	r.job.Files, r.job.Chunks, r.job.Failed, r.job.Updated = r.rep.Files, r.rep.Chunks, r.rep.Failed, time.Now().UTC()
-	if err := r.opt.Jobs.PutJob(ctx, *r.job); err != nil {
-		r.opt.Logger.Warn("ingest: could not record job progress", "job", r.job.ID, "err", err)
+	j := *r.job
+	r.mu.Unlock()
+	if err := r.opt.Jobs.PutJob(ctx, j); err != nil {
+		r.opt.Logger.Warn("ingest: could not record job progress", "job", j.ID, "err", err)
 	}
 }
 
 func (r *run) finishJob(err error) {
+	r.mu.Lock()
 	if r.job == nil {
+		r.mu.Unlock()
 		return
 	}
 	r.job.State = store.JobDone
@@ -209,6 +215,7 @@ func (r *run) finishJob(err error) {
 		r.job.State, r.job.Error = store.JobFailed, err.Error()
 	}
 	r.job.Finished = time.Now().UTC()
+	r.mu.Unlock()
 	r.recordJob(context.WithoutCancel(context.Background()), true)
 }
 
@@ -225,7 +232,12 @@ type run struct {
 
 	pending       []store.SourceUpdate
 	pendingChunks int
-	job           *store.Job
+	groups        chan []store.SourceUpdate
+
+	// mu guards rep and job, which the walk and the writer both update,
+	// and serialises Progress calls.
+	mu  sync.Mutex
+	job *store.Job
 }
 
 // prepared is one file after reading and splitting.
@@ -286,6 +298,22 @@ func (r *run) walk(ctx context.Context, roots []string) error {
 		workers.Wait()
 		close(results)
 	}()
+	// One writer embeds and commits groups while the workers split the
+	// next files: splitting and indexing overlap on separate cores.
+	r.groups = make(chan []store.SourceUpdate, 1)
+	var writerErr error
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		for g := range r.groups {
+			if writerErr != nil {
+				continue // drain: later groups keep their old versions
+			}
+			if err := r.write(ctx, g); err != nil {
+				writerErr = err
+				cancel()
+			}
+		}
+	})
 	// Results arrive out of order; handle them in walk order so runs are
 	// deterministic.
 	r.seen = map[document.Source]bool{}
@@ -312,13 +340,20 @@ func (r *run) walk(ctx context.Context, roots []string) error {
 		}
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	if firstErr == nil && walkErr == nil {
+		firstErr = r.dispatch(ctx)
 	}
-	if walkErr != nil {
+	close(r.groups)
+	writer.Wait()
+	switch {
+	case writerErr != nil:
+		return writerErr
+	case firstErr != nil:
+		return firstErr
+	case walkErr != nil:
 		return fmt.Errorf("ingest: %w", walkErr)
 	}
-	return r.flush(ctx)
+	return nil
 }
 
 // prepare runs on a worker: hash check, split, schema validation.
@@ -356,41 +391,55 @@ func (r *run) prepare(res load.Result) prepared {
 
 // handle consumes one prepared file in walk order.
 func (r *run) handle(ctx context.Context, p prepared) error {
-	r.rep.Files++
 	src := p.res.Source
 	r.seen[src] = true
+	r.mu.Lock()
+	r.rep.Files++
 	switch {
 	case p.err != nil:
 		r.rep.Failed++
 		r.rep.Errors = append(r.rep.Errors, p.err.Error())
+		r.mu.Unlock()
 		r.emit(Event{Event: "error", Path: p.res.Path, Error: p.err.Error()})
 		return nil
 	case p.skip:
 		r.rep.Skipped++
+		r.mu.Unlock()
 		r.emit(Event{Event: "skip", Path: p.res.Path})
 		return nil
 	}
+	r.mu.Unlock()
 	// A file without chunks (empty, or only tiny sections) keeps its hash
 	// and no chunks, so it is not read again.
 	r.pending = append(r.pending, store.SourceUpdate{Source: src, Hash: p.hash, Docs: p.chunks})
 	r.pendingChunks += len(p.chunks)
 	r.emit(Event{Event: "file", Path: p.res.Path})
 	if r.pendingChunks >= flushBatches*r.opt.BatchSize {
-		return r.flush(ctx)
+		return r.dispatch(ctx)
 	}
 	return nil
 }
 
-// flush embeds the pending sources' chunks and swaps them in, one
-// transaction for the group. An embedding error stops the run with the
-// group unwritten: earlier groups stay, this one and later ones keep their
-// old version.
-func (r *run) flush(ctx context.Context) error {
+// dispatch hands the pending sources to the writer.
+func (r *run) dispatch(ctx context.Context) error {
 	if len(r.pending) == 0 {
 		return nil
 	}
+	select {
+	case r.groups <- r.pending:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.pending, r.pendingChunks = nil, 0
+	return nil
+}
+
+// write embeds a group's chunks and swaps its sources in, one transaction
+// for the group. An embedding error stops the run with the group unwritten:
+// earlier groups stay, this one and later ones keep their old version.
+func (r *run) write(ctx context.Context, group []store.SourceUpdate) error {
 	var texts []string
-	for _, u := range r.pending {
+	for _, u := range group {
 		for _, d := range u.Docs {
 			texts = append(texts, d.Content)
 		}
@@ -404,28 +453,26 @@ func (r *run) flush(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	r.rep.Embedded += counter.texts
 	i := 0
-	var updates []store.SourceUpdate
-	for _, u := range r.pending {
+	for _, u := range group {
 		for _, d := range u.Docs {
 			d.Embedding = vecs[i]
 			i++
 		}
-		updates = append(updates, u)
 	}
-	if err := r.opt.Collection.ReplaceSources(ctx, updates); err != nil {
+	if err := r.opt.Collection.ReplaceSources(ctx, group); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
-	for _, u := range updates {
+	r.mu.Lock()
+	r.rep.Embedded += counter.texts
+	for _, u := range group {
 		r.rep.Written++
 		r.rep.Chunks += len(u.Docs)
 		for _, d := range u.Docs {
 			r.rep.Tokens += (len(d.Content) + 3) / 4
 		}
-		r.known[u.Source] = u.Hash
 	}
-	r.pending, r.pendingChunks = nil, 0
+	r.mu.Unlock()
 	r.emit(Event{Event: "progress"})
 	r.recordJob(ctx, false)
 	return nil
@@ -456,6 +503,8 @@ func (r *run) emit(e Event) {
 	if r.opt.Progress == nil {
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	e.Files, e.Total, e.Chunks, e.Tokens = r.rep.Files, r.total, r.rep.Chunks, r.rep.Tokens
 	if s := time.Since(r.start).Seconds(); s > 0 {
 		e.Rate = float64(r.rep.Chunks) / s
