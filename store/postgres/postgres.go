@@ -25,6 +25,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -91,6 +92,12 @@ CREATE TABLE IF NOT EXISTS quarry_sources (
 	hash          text NOT NULL,
 	chunks        integer NOT NULL,
 	PRIMARY KEY (collection_id, source_type, source_name)
+);
+CREATE TABLE IF NOT EXISTS quarry_embedding_cache (
+	model  text NOT NULL,
+	key    text NOT NULL,
+	vector vector NOT NULL,
+	PRIMARY KEY (model, key)
 );
 CREATE TABLE IF NOT EXISTS quarry_jobs (
 	id      text PRIMARY KEY,
@@ -604,4 +611,44 @@ func (b *Backend) ListJobs(ctx context.Context, limit int) ([]store.Job, error) 
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	return out, nil
+}
+
+// EmbeddingCache returns the store's persistent embedding cache, in the
+// quarry_embedding_cache table.
+func (b *Backend) EmbeddingCache() embed.Cache { return pgCache{b} }
+
+type pgCache struct{ b *Backend }
+
+// Get implements embed.Cache.
+func (c pgCache) Get(ctx context.Context, m embed.ModelInfo, keys []string) (map[string][]float32, error) {
+	rows, err := c.b.pool.Query(ctx, `SELECT key, vector FROM quarry_embedding_cache WHERE model = $1 AND key = ANY($2)`, m.String(), keys)
+	if err != nil {
+		return nil, fmt.Errorf("read embedding cache: %w", err)
+	}
+	out := make(map[string][]float32, len(keys))
+	var k string
+	var v pgvector.Vector
+	_, err = pgx.ForEachRow(rows, []any{&k, &v}, func() error {
+		if vec := v.Slice(); len(vec) == m.Dimension {
+			out[k] = append([]float32(nil), vec...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read embedding cache: %w", err)
+	}
+	return out, nil
+}
+
+// Put implements embed.Cache.
+func (c pgCache) Put(ctx context.Context, m embed.ModelInfo, vecs map[string][]float32) error {
+	batch := &pgx.Batch{}
+	for k, v := range vecs {
+		batch.Queue(`INSERT INTO quarry_embedding_cache(model, key, vector) VALUES ($1, $2, $3)
+			ON CONFLICT (model, key) DO UPDATE SET vector = excluded.vector`, m.String(), k, pgvector.NewVector(v))
+	}
+	if err := c.b.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("write embedding cache: %w", err)
+	}
+	return nil
 }
