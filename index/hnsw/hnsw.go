@@ -210,6 +210,9 @@ func (x *Index) Add(v []float32) (uint32, error) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if len(x.free) == 0 && x.n >= math.MaxUint32 {
+		return 0, fmt.Errorf("hnsw: add: index is full (%d nodes)", x.n)
+	}
 	q := x.ws.q
 	copy(q, v)
 	if err := vec.Normalize(q); err != nil {
@@ -252,8 +255,8 @@ func (x *Index) alloc(level int) uint32 {
 	x.levels[id] = uint8(level)
 	x.links0[int(id)*(1+x.m0)] = 0
 	if level > 0 {
-		// A reused slot leaves its old upper blocks behind; Compact callers
-		// accept that small leak rather than pay for moving blocks.
+		// A reused slot's old upper blocks stay behind unreferenced: levels
+		// above 0 are rare (1 in M), so this costs less than moving blocks.
 		x.upperOff[id] = uint32(len(x.upper))
 		x.upper = growTo(x.upper, len(x.upper)+level*(1+x.m))
 		clear(x.upper[x.upperOff[id]:])

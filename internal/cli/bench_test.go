@@ -26,12 +26,12 @@ func TestBenchANNJSON(t *testing.T) {
 	var rep struct {
 		Sweep    []struct{ Ef int }      `json:"sweep"`
 		Filtered []struct{ Allowed int } `json:"filtered"`
-		Inserts  float64                 `json:"insertsPerSecond"`
+		Inserts  struct{ Wall float64 }  `json:"insertsPerSecond"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	if len(rep.Sweep) != 2 || len(rep.Filtered) != 1 || rep.Inserts <= 0 {
+	if len(rep.Sweep) != 2 || len(rep.Filtered) != 1 || rep.Inserts.Wall <= 0 {
 		t.Fatalf("report %+v", rep)
 	}
 	for _, f := range []string{"base.fvecs", "query.fvecs", "gt.ivecs"} {
