@@ -134,11 +134,11 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, err := opt.Loader.Count(roots)
+	entries, err := opt.Loader.Files(roots)
 	if err != nil {
 		return nil, err
 	}
-	r.total = total
+	r.total = len(entries)
 	states, err := opt.Collection.Sources(ctx)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	r.emit(Event{Event: "start"})
-	err = r.walk(ctx, roots)
+	err = r.walk(ctx, entries)
 	if err == nil && opt.Prune {
 		err = r.prune(ctx, states)
 	}
@@ -249,14 +249,14 @@ type prepared struct {
 	err    error
 }
 
-// walk reads files in order, splits them on workers, and flushes changed
-// sources in groups.
-func (r *run) walk(ctx context.Context, roots []string) error {
+// walk reads and splits files on workers and hands changed sources, in
+// walk order, to the writer in groups.
+func (r *run) walk(ctx context.Context, entries []load.Entry) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type job struct {
-		i   int
-		res load.Result
+		i int
+		e load.Entry
 	}
 	jobs := make(chan job, r.opt.Workers*2)
 	results := make(chan struct {
@@ -267,22 +267,27 @@ func (r *run) walk(ctx context.Context, roots []string) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(jobs)
-		i := 0
-		walkErr = r.opt.Loader.Walk(ctx, roots, func(res load.Result) error {
+		for i, e := range entries {
 			select {
-			case jobs <- job{i, res}:
-				i++
-				return nil
+			case jobs <- job{i, e}:
 			case <-ctx.Done():
-				return ctx.Err()
+				walkErr = ctx.Err()
+				return
 			}
-		})
+		}
 	})
 	var workers sync.WaitGroup
 	for range r.opt.Workers {
 		workers.Go(func() {
 			for j := range jobs {
-				p := r.prepare(j.res)
+				src := j.e.Source
+				res, unchanged := r.opt.Loader.ReadIf(ctx, j.e, func(h string) bool {
+					return r.known[src] == sourceHash(h, r.fingerprint)
+				})
+				p := prepared{res: res, skip: true}
+				if !unchanged {
+					p = r.prepare(res)
+				}
 				select {
 				case results <- struct {
 					i int

@@ -1,15 +1,50 @@
 package load
 
-// Count returns how many files Walk would read under roots, without
-// reading them: ingestion uses it for progress and ETA.
-func (l *Loader) Count(roots []string) (int, error) {
-	n := 0
+import (
+	"context"
+	"fmt"
+
+	"github.com/quarry-rag/quarry/document"
+)
+
+// Entry is a file a walk reads, with its source identity.
+type Entry struct {
+	Path   string
+	Source document.Source
+}
+
+// Files lists the files Walk reads under roots, in Walk's order, without
+// reading them. Two roots that give the same source name are an error
+// naming both files.
+func (l *Loader) Files(roots []string) ([]Entry, error) {
+	seen := map[string]string{} // source name → path
+	var out []Entry
 	for _, r := range roots {
 		files, err := l.list(r)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
-		n += len(files)
+		for _, f := range files {
+			if prev, dup := seen[f.src.Name]; dup {
+				return nil, fmt.Errorf("%s and %s both map to source %q: ingest them from separate roots or collections", prev, f.path, f.src.Name)
+			}
+			seen[f.src.Name] = f.path
+			out = append(out, Entry{Path: f.path, Source: f.src})
+		}
 	}
-	return n, nil
+	return out, nil
+}
+
+// Count returns how many files Walk would read under roots.
+func (l *Loader) Count(roots []string) (int, error) {
+	files, err := l.Files(roots)
+	return len(files), err
+}
+
+// ReadIf reads an entry's bytes and, unless skip reports their hash as
+// already known, parses them with the reader for their kind. Ingestion uses
+// it to skip unchanged files without parsing them; skipped reports that.
+// Entries may be read concurrently.
+func (l *Loader) ReadIf(ctx context.Context, e Entry, skip func(hash string) bool) (res Result, skipped bool) {
+	return l.readFileIf(ctx, e.Path, e.Source, skip)
 }

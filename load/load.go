@@ -156,23 +156,16 @@ var skipDirs = map[string]bool{
 // Result.Err. Two roots that give the same source name are an error naming
 // both files.
 func (l *Loader) Walk(ctx context.Context, roots []string, fn func(Result) error) error {
-	seen := map[string]string{} // source name → path
-	for _, root := range roots {
-		files, err := l.list(root)
-		if err != nil {
+	files, err := l.Files(roots)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for _, f := range files {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if prev, dup := seen[f.src.Name]; dup {
-				return fmt.Errorf("%s and %s both map to source %q: ingest them from separate roots or collections", prev, f.path, f.src.Name)
-			}
-			seen[f.src.Name] = f.path
-			if err := fn(l.readFile(ctx, f.path, f.src)); err != nil {
-				return err
-			}
+		if err := fn(l.readFile(ctx, f.Path, f.Source)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -266,10 +259,17 @@ func (l *Loader) ReadFile(ctx context.Context, p string, src document.Source) Re
 }
 
 func (l *Loader) readFile(ctx context.Context, p string, src document.Source) Result {
+	res, _ := l.readFileIf(ctx, p, src, nil)
+	return res
+}
+
+// readFileIf reads a file's bytes and, unless skip says their hash is
+// already known, parses them. It reports whether parsing was skipped.
+func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, skip func(hash string) bool) (Result, bool) {
 	res := Result{Path: p, Source: src}
-	fail := func(err error) Result {
+	fail := func(err error) (Result, bool) {
 		res.Err = &FileError{Path: p, Err: err}
-		return res
+		return res, false
 	}
 	st, err := os.Stat(p)
 	if err != nil {
@@ -283,6 +283,9 @@ func (l *Loader) readFile(ctx context.Context, p string, src document.Source) Re
 		return fail(err)
 	}
 	res.Hash = document.ContentHash(string(data))
+	if skip != nil && skip(res.Hash) {
+		return res, true
+	}
 	kind, err := Sniff(p, data)
 	if err != nil {
 		return fail(err)
@@ -303,7 +306,7 @@ func (l *Loader) readFile(ctx context.Context, p string, src document.Source) Re
 		}
 	}
 	res.Docs = docs
-	return res
+	return res, false
 }
 
 // byExt maps extensions to kinds; code extensions come from codeExts.
