@@ -344,3 +344,28 @@ func TestKillDuringIngest(t *testing.T) {
 	}
 	_ = document.SourceFile
 }
+
+// TestPostgresManual ingests Debian's PostgreSQL manual (1,169 HTML pages)
+// twice: the second run must make no embedding call and write nothing. The
+// durations are logged, not asserted (see BenchmarkIngestPostgresDocs).
+func TestPostgresManual(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("ingests a large corpus: skipped in -short and -race runs")
+	}
+	if _, err := os.Stat(pgDocs); err != nil {
+		t.Skipf("%s not found (apt-get install postgresql-doc-15): skipped", pgDocs)
+	}
+	e := newEnv(t, t.TempDir())
+	defer e.s.Close()
+	first := e.ingest(t, ingest.Options{}, pgDocs)
+	if first.Files < 1100 || first.Failed != 0 || first.Chunks < first.Files {
+		t.Fatalf("first run: %+v", first)
+	}
+	e.emb.texts = 0
+	second := e.ingest(t, ingest.Options{}, pgDocs)
+	if second.Written != 0 || second.Skipped != first.Files || e.emb.texts != 0 || second.Embedded != 0 {
+		t.Errorf("second run: %+v, %d texts embedded", second, e.emb.texts)
+	}
+	t.Logf("first run %v (%d files, %d chunks, %.0f chunks/s); second run %v (%.1f%% of the first)",
+		first.Duration, first.Files, first.Chunks, first.ChunksPer, second.Duration, 100*second.Duration.Seconds()/first.Duration.Seconds())
+}
