@@ -7,8 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -36,14 +34,11 @@ unchanged files cost nothing. Everything runs offline.`,
 			if st, err := os.Stat(path); err != nil || !st.IsDir() {
 				return usageErr(errors.New("demo: run it from the Quarry repository (it reads docs/) or name a folder: quarry demo PATH"))
 			}
-			if f.kb == "" {
-				dir, err := os.MkdirTemp("", "quarry-demo-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				f.kb = dir
+			cleanup, err := f.scratch("quarry-demo-")
+			if err != nil {
+				return err
 			}
+			defer cleanup()
 			ctx := cmd.Context()
 			k, err := openKB(ctx, &f, true)
 			if err != nil {
@@ -54,10 +49,7 @@ unchanged files cost nothing. Everything runs offline.`,
 			if err != nil {
 				return err
 			}
-			opt := ingest.Options{Collection: coll, Embedder: k.embedder, Loader: load.New(load.Options{})}
-			if c, ok := k.store.Backend().(interface{ EmbeddingCache() embedCache }); ok {
-				opt.Cache = c.EmbeddingCache()
-			}
+			opt := k.ingestOptions(coll)
 			fmt.Fprintf(stdio.Out, "Ingesting %s into %s\n", path, k.dir)
 			if _, err := runIngest(ctx, stdio, []string{path}, opt, false); err != nil {
 				return err

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -109,14 +108,11 @@ trec_eval: linear gain, only judged queries count, ties broken by document id.
 			if err != nil {
 				return err
 			}
-			if f.kb == "" {
-				dir, err := os.MkdirTemp("", "quarry-eval-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				f.kb = dir
+			cleanup, err := f.scratch("quarry-eval-")
+			if err != nil {
+				return err
 			}
+			defer cleanup()
 			ctx := cmd.Context()
 			k, err := openKB(ctx, &f, true)
 			if err != nil {

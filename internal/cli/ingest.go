@@ -14,10 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/document"
-	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/load"
-	"github.com/quarry-rag/quarry/split"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -88,19 +85,8 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			if err != nil {
 				return err
 			}
-			cache, _ := k.store.Backend().(interface{ EmbeddingCache() embedCache })
-			opt := ingest.Options{
-				Collection: coll,
-				Embedder:   k.embedder,
-				Loader:     load.New(load.Options{MaxFileSize: k.cfg.Ingest.MaxFileSize}),
-				Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
-				Metadata:   meta,
-				Prune:      prune,
-				BatchSize:  k.cfg.Ingest.BatchSize,
-			}
-			if cache != nil {
-				opt.Cache = cache.EmbeddingCache()
-			}
+			opt := k.ingestOptions(coll)
+			opt.Metadata, opt.Prune = meta, prune
 			if js, err := k.store.Jobs(); err == nil {
 				abs := make([]string, len(args))
 				for i, a := range args {
@@ -231,9 +217,6 @@ func runIngest(ctx context.Context, stdio IO, roots []string, opt ingest.Options
 	}
 	return rep, nil
 }
-
-// embedCache names the store capability of a persistent embedding cache.
-type embedCache = embed.Cache
 
 // parseMeta reads key=value pairs; values that read as JSON numbers or
 // booleans are typed, everything else is a string.

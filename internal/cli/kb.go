@@ -14,6 +14,9 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/embed/hash"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/split"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/embedded" // the default store
 	_ "github.com/quarry-rag/quarry/store/postgres" // postgres:// stores
@@ -148,4 +151,35 @@ func newEmbedder(spec string) (embed.Embedder, error) {
 		return hash.New(cfg)
 	}
 	return nil, fmt.Errorf("embedder %q is not available in this build (available: hash)", spec)
+}
+
+// scratch points f at a new temporary knowledge base unless --kb was given,
+// and returns the function that removes it.
+func (f *kbFlags) scratch(prefix string) (func(), error) {
+	if f.kb != "" {
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, err
+	}
+	f.kb = dir
+	return func() { os.RemoveAll(dir) }, nil
+}
+
+// ingestOptions are the settings every ingestion from the command line
+// shares: the configured embedder, chunking, batch size and file limit,
+// and the store's embedding cache and job records when it has them.
+func (k *kb) ingestOptions(coll *store.Collection) ingest.Options {
+	opt := ingest.Options{
+		Collection: coll,
+		Embedder:   k.embedder,
+		Loader:     load.New(load.Options{MaxFileSize: k.cfg.Ingest.MaxFileSize}),
+		Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
+		BatchSize:  k.cfg.Ingest.BatchSize,
+	}
+	if c, ok := k.store.Backend().(interface{ EmbeddingCache() embed.Cache }); ok {
+		opt.Cache = c.EmbeddingCache()
+	}
+	return opt
 }
