@@ -82,7 +82,8 @@ func parseHTML(data []byte) (*html.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode html: %w", err)
 	}
-	doc, err := html.Parse(bytes.NewReader(r))
+	// Invalid bytes in a page said to be UTF-8 would make invalid chunks.
+	doc, err := html.Parse(bytes.NewReader(bytes.ToValidUTF8(r, []byte("\uFFFD"))))
 	if err != nil {
 		return nil, fmt.Errorf("parse html: %w", err)
 	}
