@@ -2,12 +2,8 @@ package load
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,36 +11,6 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/internal/jsonorder"
 )
-
-// DecodeText turns file bytes into clean text: a UTF-8 byte-order mark is
-// dropped and line endings become "\n". Text that is not UTF-8 is an error
-// rather than mojibake in the index.
-func DecodeText(data []byte) (string, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if !utf8.Valid(data) {
-		return "", fmt.Errorf("not UTF-8 text (convert it to UTF-8 first)")
-	}
-	s := string(data)
-	if strings.Contains(s, "\r") {
-		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-	}
-	return s, nil
-}
-
-// TextReader reads plain text, Markdown and source code as one document;
-// the splitter cuts it and records lines and headings.
-type TextReader struct{}
-
-// Read implements Reader.
-func (TextReader) Read(_ context.Context, f File) ([]*document.Document, error) {
-	text, err := DecodeText(f.Data)
-	if err != nil {
-		return nil, err
-	}
-	d := document.New(text)
-	d.ID = ""
-	return []*document.Document{d}, nil
-}
 
 // ObjectReader reads JSON objects as documents (SEMANTICS §7): a JSON file
 // holding an object or an array of objects, or JSON Lines when Lines is
@@ -202,75 +168,6 @@ func scalarString(v any) string {
 		return ""
 	}
 	return string(compactOrdered(v))
-}
-
-// CSVReader reads CSV (and TSV, by extension) with a header row: by default
-// one document per row as "column: value" lines; with PerFile the whole
-// table as one document.
-type CSVReader struct {
-	PerFile bool
-}
-
-// Read implements Reader.
-func (r CSVReader) Read(_ context.Context, f File) ([]*document.Document, error) {
-	text, err := DecodeText(f.Data)
-	if err != nil {
-		return nil, err
-	}
-	cr := csv.NewReader(strings.NewReader(text))
-	if strings.HasSuffix(strings.ToLower(f.Path), ".tsv") {
-		cr.Comma = '\t'
-	}
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("csv header: %w", err)
-	}
-	var docs []*document.Document
-	var all strings.Builder
-	for row := 1; ; row++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("csv: %w", err)
-		}
-		line, _ := cr.FieldPos(0)
-		var b strings.Builder
-		for i, v := range rec {
-			name := "column " + strconv.Itoa(i+1)
-			if i < len(header) && strings.TrimSpace(header[i]) != "" {
-				name = header[i]
-			}
-			if strings.TrimSpace(v) == "" {
-				continue
-			}
-			fmt.Fprintf(&b, "%s: %s\n", name, v)
-		}
-		if b.Len() == 0 {
-			continue
-		}
-		if r.PerFile {
-			all.WriteString(b.String())
-			all.WriteByte('\n')
-			continue
-		}
-		d := document.New(b.String())
-		d.ID = ""
-		d.Metadata = map[string]any{"row": int64(row)}
-		d.Provenance.LineStart, d.Provenance.LineEnd = line, line
-		docs = append(docs, d)
-	}
-	if r.PerFile && all.Len() > 0 {
-		d := document.New(all.String())
-		d.ID = ""
-		docs = append(docs, d)
-	}
-	return docs, nil
 }
 
 type ordered = jsonorder.Object
