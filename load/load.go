@@ -8,6 +8,12 @@
 // file goes to the Reader for its kind, chosen by extension and checked
 // against the content (a PDF named .txt is read as a PDF). A file that cannot
 // be read yields a per-file error; the walk goes on.
+//
+// Readers: TextReader (text, Markdown, code), HTMLReader (main content as
+// Markdown), PDFReader (text per page, PDFium in WebAssembly, started on the
+// first PDF; close the Loader to stop it), DOCXReader (Markdown headings,
+// lists, tables as text), ObjectReader (JSON and JSON Lines objects) and
+// CSVReader.
 package load
 
 import (
