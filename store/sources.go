@@ -83,3 +83,37 @@ func (c *Collection) ReplaceSources(ctx context.Context, updates []SourceUpdate)
 	}
 	return nil
 }
+
+// Scanner is implemented by backends that can list a collection's documents
+// in id order, a page at a time: for export and migration between stores.
+type Scanner interface {
+	// Scan returns up to limit documents with ids greater than after,
+	// ordered by id.
+	Scan(ctx context.Context, coll string, after string, limit int) ([]*document.Document, error)
+}
+
+// Scan calls fn with every document of the collection in id order, in
+// pages of pageSize (1000 when 0). Returning an error from fn stops it.
+func (c *Collection) Scan(ctx context.Context, pageSize int, fn func([]*document.Document) error) error {
+	sc, ok := c.s.b.(Scanner)
+	if !ok {
+		return fmt.Errorf("%w: this store cannot list documents", ErrUnsupported)
+	}
+	if pageSize <= 0 {
+		pageSize = 1000
+	}
+	after := ""
+	for {
+		docs, err := sc.Scan(ctx, c.cfg.Name, after, pageSize)
+		if err != nil {
+			return fmt.Errorf("scan %q: %w", c.cfg.Name, err)
+		}
+		if len(docs) == 0 {
+			return nil
+		}
+		if err := fn(docs); err != nil {
+			return err
+		}
+		after = docs[len(docs)-1].ID
+	}
+}

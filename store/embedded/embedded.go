@@ -445,6 +445,21 @@ func (w *writer) delete(ids []string) error {
 	return nil
 }
 
+// Scan implements store.Scanner.
+func (b *Backend) Scan(ctx context.Context, name string, after string, limit int) ([]*document.Document, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	var out []*document.Document
+	err = b.scanDocs(ctx, `SELECT id, content, source_type, source_name, metadata, embedding, provenance
+		FROM documents WHERE collection_id = ? AND id > ? ORDER BY id LIMIT ?`, []any{c.cid, after, limit}, func(d *document.Document) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
+
 // loadDocs reads the rows with the given ids (in no particular order).
 func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string) ([]*document.Document, error) {
 	var out []*document.Document

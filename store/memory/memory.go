@@ -484,3 +484,28 @@ func (t *topK) push(d *document.Document, score float64) {
 }
 
 func (t *topK) result() []*document.Document { return t.docs }
+
+// Scan implements store.Scanner.
+func (b *Backend) Scan(_ context.Context, coll string, after string, limit int) ([]*document.Document, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(c.docs))
+	for id := range c.docs {
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	if len(ids) > limit {
+		ids = ids[:limit]
+	}
+	out := make([]*document.Document, len(ids))
+	for i, id := range ids {
+		out[i] = c.docs[id].doc.Clone()
+	}
+	return out, nil
+}

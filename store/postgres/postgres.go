@@ -652,3 +652,29 @@ func (c pgCache) Put(ctx context.Context, m embed.ModelInfo, vecs map[string][]f
 	}
 	return nil
 }
+
+// Scan implements store.Scanner.
+func (b *Backend) Scan(ctx context.Context, name string, after string, limit int) ([]*document.Document, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT `+docColumns+` FROM quarry_documents WHERE collection_id = $1 AND id > $2 ORDER BY id COLLATE "C" LIMIT $3`, ci.id, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("scan documents: %w", err)
+	}
+	defer rows.Close()
+	var out []*document.Document
+	for rows.Next() {
+		var r docRow
+		if err := rows.Scan(r.dest(false)...); err != nil {
+			return nil, fmt.Errorf("scan documents: %w", err)
+		}
+		d, err := r.document()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentReadersDuringWrites", testConcurrency},
 		{"ReplaceSources", testReplaceSources},
 		{"Jobs", testJobs},
+		{"Scan", testScan},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1015,5 +1016,38 @@ func testJobs(t *testing.T, s *store.Store) {
 	list, err := js.ListJobs(ctx(t), 2)
 	if err != nil || len(list) != 2 || list[0].ID != "job-2" || list[1].ID != "job-1" {
 		t.Errorf("newest jobs: %+v %v", list, err)
+	}
+}
+
+func testScan(t *testing.T, s *store.Store) {
+	c := mustCollection(t, s, "docs", 2)
+	var want []string
+	var docs []*document.Document
+	for i := range 25 {
+		id := fmt.Sprintf("id-%02d", (i*7)%25) // inserted out of order
+		docs = append(docs, doc(id, id, []float32{1, float32(i)}, map[string]any{"year": int64(i)}))
+		want = append(want, fmt.Sprintf("id-%02d", i))
+	}
+	mustUpsert(t, c, docs...)
+	var got []string
+	pages := 0
+	err := c.Scan(ctx(t), 10, func(page []*document.Document) error {
+		pages++
+		for _, d := range page {
+			got = append(got, d.ID)
+			if d.Embedding == nil || d.Metadata["tenant"] != "acme" {
+				t.Errorf("document %s incomplete: %+v", d.ID, d)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrUnsupported) {
+		t.Skip("store cannot list documents")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) || pages != 3 {
+		t.Errorf("scan in %d pages: %v", pages, got)
 	}
 }
