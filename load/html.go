@@ -25,21 +25,28 @@ import (
 // HTMLReader reads an HTML page as one Markdown document of its main
 // content, so that the Markdown splitter cuts it at its headings.
 //
-// Navigation is dropped first: nav and aside elements, page-level header and
-// footer elements (not those inside an article, main or section), elements
-// whose ARIA role is navigation, banner, contentinfo, complementary or
-// search, DocBook-style navheader/navfooter blocks, and hidden elements.
-// Readability then picks the main content from what is left; when it keeps
-// less than half of the remaining text (reference pages made of lists and
-// tables, which it judges to be link farms), the whole remaining body is
-// used instead, since navigation is already gone. Links become their text
-// and images their alt text.
+// Page furniture is dropped first: nav and aside elements, page-level
+// header and footer elements (not those inside an article, main or
+// section), elements whose ARIA role is navigation, banner, contentinfo,
+// complementary or search, DocBook-style navheader/navfooter blocks,
+// breadcrumbs, comment threads, sharing, cookie and ad blocks (by class),
+// scripts and hidden elements.
 //
-// Readability drops a heading that repeats the page title, and lowers H1 to
-// H2. Both lose the page's own heading, which is the root of every heading
-// path, so the reader restores heading levels and, when the page's main
-// heading (its first H1, else its first top-level heading, else its
-// <title>) is missing from the content, puts it back as the first line.
+// Readability then locates the article in what is left, and the content is
+// the smallest element of the page holding what it chose, taken as it is:
+// readability's own cleaning drops link-dense lists and tables, which in a
+// reference manual are content (tables of contents, function tables). That
+// element grows until it holds the page's main heading (its first H1, else
+// its first top-level heading) and at least half of the remaining words, so
+// that taking one section or one table for the article cannot lose the
+// rest of a manual page. Links become their text, images their alt text,
+// and tables Markdown tables (or one line per row, cells separated by
+// " | ", when a cell holds blocks).
+//
+// The page's main heading is the root of every heading path. Readability
+// may have chosen content below it, so when the content lacks that heading
+// (or, for a page without headings, its <title>), the reader puts it back
+// as the first line, as a level-1 heading.
 //
 // The page's <title> (or, without one, its main heading) becomes metadata
 // "title". The zero value is ready to use and safe for concurrent use.
@@ -52,9 +59,9 @@ type HTMLReader struct {
 // body is converted as is, because scoring is superlinear in the elements.
 const htmlMaxElements = 50000
 
-// htmlMinShare is the share of a page's words (navigation removed) that the
+// htmlMinShare is the share of a page's words (furniture removed) that the
 // main content holds at least.
-const htmlMinShare = 0.95
+const htmlMinShare = 0.5
 
 // Read implements Reader.
 func (r *HTMLReader) Read(ctx context.Context, f File) ([]*document.Document, error) {
@@ -173,11 +180,11 @@ func (r *HTMLReader) markdown(ctx context.Context, page *html.Node) (string, str
 		body = page
 	}
 	dropChrome(body)
-	main := mainHeading(body, title)
+	main, mainNode := mainHeading(body, title)
 	if title == "" {
 		title = main
 	}
-	content := mainContent(page, body)
+	content := mainContent(page, body, mainNode)
 	lead := ""
 	if main != "" && !hasHeading(content, main) {
 		lead = "# " + main + "\n\n"
@@ -194,12 +201,12 @@ func (r *HTMLReader) markdown(ctx context.Context, page *html.Node) (string, str
 // keeps can be found in the page as it was.
 const idAttr = "data-quarry-id"
 
-// mainContent returns the blocks of body that readability takes for the
-// main content of page, as they were before readability cleaned them: its cleaning
-// drops link-dense lists and tables, which in reference manuals are the
-// content (tables of contents, keyword tables). Body itself is returned
-// when readability finds nothing, or when the page is too large to score.
-func mainContent(page, body *html.Node) *html.Node {
+// mainContent returns the element of body holding what readability takes
+// for the main content of page, widened to hold heading (the page's main
+// heading, nil when it has none) and half of body's words. Body itself is
+// returned when readability finds nothing, or when the page is too large to
+// score.
+func mainContent(page, body, heading *html.Node) *html.Node {
 	var nodes []*html.Node
 	each(body, func(e *html.Node) {
 		e.Attr = append(e.Attr, html.Attribute{Key: idAttr, Val: strconv.Itoa(len(nodes))})
@@ -252,11 +259,11 @@ func mainContent(page, body *html.Node) *html.Node {
 		}
 	}
 	// Readability may take one section of a reference page, or one table,
-	// for the article. Losing content costs more than keeping a comment
-	// thread, so the region grows until it holds most of what is left of
-	// the page once navigation is gone.
+	// for the article: the page's own heading and the bulk of its words
+	// tell that the article is larger.
 	want := int(htmlMinShare * float64(len(strings.Fields(textOf(body)))))
-	for lca != body && (partOf[lca.DataAtom] || len(strings.Fields(textOf(lca))) < want) {
+	for lca != body && (partOf[lca.DataAtom] || len(strings.Fields(textOf(lca))) < want ||
+		(heading != nil && !isAncestor(lca, heading))) {
 		lca = lca.Parent
 	}
 	return lca
@@ -399,19 +406,20 @@ func isChrome(n *html.Node, inContent bool) bool {
 
 // mainHeading is the page's own heading: its first H1, else the first
 // heading of the top level it uses, else its title.
-func mainHeading(body *html.Node, title string) string {
+func mainHeading(body *html.Node, title string) (string, *html.Node) {
 	best, text := 7, ""
+	var node *html.Node
 	each(body, func(e *html.Node) {
 		if lvl := headingLevel(e); lvl > 0 && lvl < best {
 			if t := collapse(textOf(e)); t != "" {
-				best, text = lvl, t
+				best, text, node = lvl, t, e
 			}
 		}
 	})
 	if text != "" {
-		return text
+		return text, node
 	}
-	return title
+	return title, nil
 }
 
 func hasHeading(n *html.Node, text string) bool {

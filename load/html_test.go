@@ -152,3 +152,19 @@ func TestHTMLEmptyAndOdd(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLLeavesUnmarkedFurniture checks that blocks no class names as
+// furniture, such as a list of other stories, are left out when
+// readability finds the article elsewhere.
+func TestHTMLLeavesUnmarkedFurniture(t *testing.T) {
+	para := "<p>" + strings.Repeat("Terraced quarries follow the grain of the rock, and each bench is cut by hand before the blocks are lowered. ", 4) + "</p>"
+	page := `<html><head><title>Benches</title></head><body><div class="wrap">` +
+		`<div class="story"><h1>Cutting benches</h1>` + para + para + para + `</div>` +
+		`<div class="more"><h3>More stories</h3><ul>` +
+		`<li><a href="/a">OTHERSTORY One</a></li><li><a href="/b">OTHERSTORY Two</a></li><li><a href="/c">OTHERSTORY Three</a></li></ul></div>` +
+		`</div></body></html>`
+	doc, _ := htmlChunks(t, "b.html", []byte(page))
+	if strings.Contains(doc.Content, "OTHERSTORY") || !strings.HasPrefix(doc.Content, "# Cutting benches\n") {
+		t.Errorf("content:\n%s", doc.Content)
+	}
+}
