@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,8 +49,7 @@ type idsFile struct {
 
 type metaFile struct {
 	Keys  []postingKey
-	Words [][]uint64
-	Lens  []int
+	Lists [][]uint32
 }
 
 func (b *Backend) indexDir(name string) string { return filepath.Join(b.dir, "index", name) }
@@ -152,7 +150,7 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("keyword index: %w", err)
 	}
-	if vec.Dim() != c.cfg.Model.Dimension || len(mf.Keys) != len(mf.Words) || len(mf.Keys) != len(mf.Lens) {
+	if vec.Dim() != c.cfg.Model.Dimension || len(mf.Keys) != len(mf.Lists) {
 		return 0, fmt.Errorf("checkpoint does not fit the collection")
 	}
 	if err := c.install(ids, mf, vec); err != nil {
@@ -190,26 +188,19 @@ func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
 	}
 	c.vec = vec
 	m := newMetaIndex(c.cfg.Schema)
-	m.byDoc = make([][]uint32, len(ids.Ext))
 	for i, k := range mf.Keys {
 		if _, ok := m.fields[k.Field]; !ok {
 			return fmt.Errorf("checkpoint: field %q is not filterable", k.Field)
 		}
-		p := m.posting(k.Field, k.Key)
-		s := bitset.New(mf.Lens[i])
-		for j, w := range mf.Words[i] {
-			for w != 0 {
-				bit := uint32(j*64) + uint32(bits.TrailingZeros64(w))
-				if int(bit) >= len(ids.Ext) || ids.Ext[bit] == "" {
-					return fmt.Errorf("checkpoint: posting %s=%s holds a free id", k.Field, k.Key)
-				}
-				s.Add(bit)
-				m.byDoc[bit] = append(m.byDoc[bit], p)
-				m.present[k.Field].Add(bit)
-				w &= w - 1
+		list := mf.Lists[i]
+		for j, id := range list {
+			if int(id) >= len(ids.Ext) || ids.Ext[id] == "" || (j > 0 && list[j-1] >= id) {
+				return fmt.Errorf("checkpoint: posting %s=%s holds a free or unordered id", k.Field, k.Key)
 			}
+			m.present[k.Field].Add(id)
 		}
-		m.sets[p] = s
+		p := m.posting(k.Field, k.Key)
+		m.lists[p] = list
 		if col, ok := m.numeric[k.Field]; ok && strings.HasPrefix(k.Key, "n") {
 			f, err := strconv.ParseFloat(k.Key[1:], 64)
 			if err != nil {
@@ -218,7 +209,9 @@ func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
 			for len(col) < len(ids.Ext) {
 				col = append(col, math.NaN())
 			}
-			s.Range(func(id uint32) bool { col[id] = f; return true })
+			for _, id := range list {
+				col[id] = f
+			}
 			m.numeric[k.Field] = col
 		}
 	}
@@ -293,9 +286,9 @@ func (c *coll) writeCheckpoint(name string) error {
 	if err := write("ids.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(idsFile{Ext: c.ext}) }); err != nil {
 		return err
 	}
-	mf := metaFile{Keys: c.meta.keys, Words: make([][]uint64, len(c.meta.sets)), Lens: make([]int, len(c.meta.sets))}
-	for i, s := range c.meta.sets {
-		mf.Words[i], mf.Lens[i] = s.Words(), s.Len()
+	mf := metaFile{Keys: c.meta.keys, Lists: make([][]uint32, len(c.meta.lists))}
+	for i, l := range c.meta.lists {
+		mf.Lists[i] = c.meta.live(l)
 	}
 	if err := write("meta.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(mf) }); err != nil {
 		return err

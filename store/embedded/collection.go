@@ -110,6 +110,7 @@ func (c *coll) remove(extID string) {
 // graph: tombstones slow searches, and compaction frees their ids.
 func (c *coll) compactIfNeeded() {
 	if d := c.vec.Deleted(); d > 0 && d*10 >= c.vec.Len()+d {
+		c.meta.purge() // compaction frees ids for reuse
 		c.vec.Compact()
 	}
 }

@@ -90,3 +90,74 @@ func TestKeywordMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestIDReuseAfterCompaction deletes enough to compact the graph, so new
+// documents reuse internal ids, and checks filters still see only what
+// each id now holds — before and after a reopen from the checkpoint.
+func TestIDReuseAfterCompaction(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := embedded.Open(ctx, dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(b)
+	c, err := s.CreateCollection(ctx, store.CollectionConfig{Name: "reuse", Schema: storetest.Schema(), Model: storetest.Model(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(prefix string, n int, tenant string, year int) []*document.Document {
+		var docs []*document.Document
+		for i := range n {
+			d := document.New("x")
+			d.ID = fmt.Sprintf("%s-%03d", prefix, i)
+			d.Embedding = []float32{1, float32(i) / 10}
+			d.Metadata = map[string]any{"tenant": tenant, "year": int64(year), "tags": []any{prefix}}
+			docs = append(docs, d)
+		}
+		return docs
+	}
+	if err := c.Upsert(ctx, mk("old", 100, "acme", 2020)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Delete(ctx, filter.Eq("tenant", "acme")); err != nil || n != 100 {
+		t.Fatalf("delete: %d %v", n, err)
+	}
+	if err := c.Upsert(ctx, mk("new", 60, "globex", 2024)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(c *store.Collection) {
+		t.Helper()
+		for _, tc := range []struct {
+			f    filter.Expr
+			want int
+		}{
+			{filter.Eq("tenant", "acme"), 0},
+			{filter.Eq("tenant", "globex"), 60},
+			{filter.Neq("tenant", "globex"), 0},
+			{filter.Lt("year", 2021), 0},
+			{filter.ContainsAny("tags", "old"), 0},
+			{filter.ContainsAll("tags", "new"), 60},
+			{nil, 60},
+		} {
+			if n, err := c.Count(ctx, tc.f); err != nil || n != tc.want {
+				t.Errorf("count %v = %d (%v), want %d", tc.f, n, err, tc.want)
+			}
+		}
+	}
+	check(c)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = embedded.Open(ctx, dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = store.New(b)
+	defer s.Close()
+	c, err = s.Collection(ctx, "reuse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(c)
+}

@@ -3,6 +3,7 @@ package embedded
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/quarry-rag/quarry/document"
@@ -12,21 +13,25 @@ import (
 
 // metaIndex indexes the filterable fields of a collection (the schema's and
 // the built-in sourceType and sourceName) so a filter compiles to an
-// allow-set of internal ids without reading a row: one bitset per (field,
-// value), one "present" bitset per field, and a dense column per numeric
-// field for ranges. Its semantics are filter.Matcher's; storetest holds the
-// two together.
+// allow-set of internal ids without reading a row: a sorted id list per
+// (field, value) — sparse, since most values (a source name) hold few
+// documents — one "present" bitset per field, and a dense column per
+// numeric field for ranges. Its semantics are filter.Matcher's; storetest
+// holds the two together.
+//
+// Removal is lazy: a removed id is marked dead and stays in its lists,
+// which compile masks with the live set, until purge drops it. The graph
+// reuses ids only after compaction, and compaction purges first.
 type metaIndex struct {
 	fields map[string]document.FieldType
 	// postings maps field → value key → posting number.
 	postings map[string]map[string]uint32
-	sets     []*bitset.Set // by posting number
-	keys     []postingKey  // by posting number
+	lists    [][]uint32   // by posting number, ascending ids
+	keys     []postingKey // by posting number
 	present  map[string]*bitset.Set
 	numeric  map[string][]float64 // by internal id; NaN when absent
-	// byDoc lists each document's postings, so removing it touches only
-	// its own bitsets.
-	byDoc [][]uint32
+	dead     *bitset.Set
+	deadN    int
 }
 
 type postingKey struct{ Field, Key string }
@@ -37,6 +42,7 @@ func newMetaIndex(s *document.Schema) *metaIndex {
 		postings: map[string]map[string]uint32{},
 		present:  map[string]*bitset.Set{},
 		numeric:  map[string][]float64{},
+		dead:     bitset.New(0),
 	}
 	if s != nil {
 		for _, f := range s.Fields {
@@ -84,12 +90,24 @@ func valueKey(v any) (string, bool) {
 func (m *metaIndex) posting(field, key string) uint32 {
 	p, ok := m.postings[field][key]
 	if !ok {
-		p = uint32(len(m.sets))
+		p = uint32(len(m.lists))
 		m.postings[field][key] = p
-		m.sets = append(m.sets, bitset.New(0))
+		m.lists = append(m.lists, nil)
 		m.keys = append(m.keys, postingKey{Field: field, Key: key})
 	}
 	return p
+}
+
+// insert adds id to a sorted list; ids mostly arrive in increasing order.
+func insert(list []uint32, id uint32) []uint32 {
+	if n := len(list); n == 0 || list[n-1] < id {
+		return append(list, id)
+	}
+	i, found := slices.BinarySearch(list, id)
+	if found {
+		return list
+	}
+	return slices.Insert(list, i, id)
 }
 
 func (m *metaIndex) value(d *document.Document, field string) (any, bool) {
@@ -103,12 +121,8 @@ func (m *metaIndex) value(d *document.Document, field string) (any, bool) {
 	return v, ok && v != nil
 }
 
-// add indexes document d under internal id.
+// add indexes document d under internal id, which must not be dead.
 func (m *metaIndex) add(id uint32, d *document.Document) {
-	for int(id) >= len(m.byDoc) {
-		m.byDoc = append(m.byDoc, nil)
-	}
-	var mine []uint32
 	for field, t := range m.fields {
 		v, ok := m.value(d, field)
 		if !ok {
@@ -128,8 +142,7 @@ func (m *metaIndex) add(id uint32, d *document.Document) {
 		for _, e := range elems {
 			if k, ok := valueKey(e); ok {
 				p := m.posting(field, k)
-				m.sets[p].Add(id)
-				mine = append(mine, p)
+				m.lists[p] = insert(m.lists[p], id)
 			}
 		}
 		if col, ok := m.numeric[field]; ok {
@@ -141,18 +154,10 @@ func (m *metaIndex) add(id uint32, d *document.Document) {
 			m.numeric[field] = col
 		}
 	}
-	m.byDoc[id] = mine
 }
 
-// remove drops every trace of internal id.
+// remove unindexes internal id; its list entries go at the next purge.
 func (m *metaIndex) remove(id uint32) {
-	if int(id) >= len(m.byDoc) {
-		return
-	}
-	for _, p := range m.byDoc[id] {
-		m.sets[p].Remove(id)
-	}
-	m.byDoc[id] = nil
 	for _, s := range m.present {
 		s.Remove(id)
 	}
@@ -161,6 +166,46 @@ func (m *metaIndex) remove(id uint32) {
 			col[id] = math.NaN()
 		}
 	}
+	if !m.dead.Contains(id) {
+		m.dead.Add(id)
+		m.deadN++
+	}
+}
+
+// purge drops dead ids from every list. It must run before a dead id is
+// reused.
+func (m *metaIndex) purge() {
+	if m.deadN == 0 {
+		return
+	}
+	for p, list := range m.lists {
+		m.lists[p] = slices.DeleteFunc(list, m.dead.Contains)
+	}
+	m.dead.Reset()
+	m.deadN = 0
+}
+
+// live returns list without dead ids, for checkpoints.
+func (m *metaIndex) live(list []uint32) []uint32 {
+	if m.deadN == 0 {
+		return list
+	}
+	out := make([]uint32, 0, len(list))
+	for _, id := range list {
+		if !m.dead.Contains(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// setOf turns a list into a bitset over [0, n).
+func setOf(list []uint32, n int) *bitset.Set {
+	s := bitset.New(n)
+	for _, id := range list {
+		s.Add(id)
+	}
+	return s
 }
 
 // compile evaluates a validated filter to the set of internal ids that
@@ -193,7 +238,8 @@ func (m *metaIndex) compile(e filter.Expr, n int) (*bitset.Set, error) {
 	return nil, fmt.Errorf("filter expression %T cannot be evaluated by the embedded store", e)
 }
 
-func (m *metaIndex) eqSet(field string, v any) *bitset.Set {
+// eqList returns the ids whose field equals v (dead ones included).
+func (m *metaIndex) eqList(field string, v any) []uint32 {
 	k, ok := valueKey(v)
 	if !ok {
 		return nil
@@ -202,7 +248,7 @@ func (m *metaIndex) eqSet(field string, v any) *bitset.Set {
 	if !ok {
 		return nil
 	}
-	return m.sets[p]
+	return m.lists[p]
 }
 
 func (m *metaIndex) condition(c *filter.Condition, n int) (*bitset.Set, error) {
@@ -212,28 +258,24 @@ func (m *metaIndex) condition(c *filter.Condition, n int) (*bitset.Set, error) {
 	out := bitset.New(n)
 	switch c.Op {
 	case filter.OpEq:
-		if s := m.eqSet(c.Field, c.Value); s != nil {
-			out.Or(s)
+		for _, id := range m.eqList(c.Field, c.Value) {
+			out.Add(id)
 		}
 	case filter.OpNeq:
 		out.Or(m.present[c.Field])
-		if s := m.eqSet(c.Field, c.Value); s != nil {
-			out.AndNot(s)
+		for _, id := range m.eqList(c.Field, c.Value) {
+			out.Remove(id)
 		}
 	case filter.OpIn, filter.OpContainsAny:
 		for _, v := range c.Value.([]any) {
-			if s := m.eqSet(c.Field, v); s != nil {
-				out.Or(s)
+			for _, id := range m.eqList(c.Field, v) {
+				out.Add(id)
 			}
 		}
 	case filter.OpContainsAll:
 		out.Or(m.present[c.Field])
 		for _, v := range c.Value.([]any) {
-			s := m.eqSet(c.Field, v)
-			if s == nil {
-				return bitset.New(n), nil
-			}
-			out.And(s)
+			out.And(setOf(m.eqList(c.Field, v), n))
 		}
 	case filter.OpGt, filter.OpGte, filter.OpLt, filter.OpLte:
 		col := m.numeric[c.Field]
