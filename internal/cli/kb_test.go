@@ -162,3 +162,30 @@ func TestIngestResume(t *testing.T) {
 		t.Errorf("resumed run lost --meta: %q", out)
 	}
 }
+
+func TestMigrate(t *testing.T) {
+	docs := t.TempDir()
+	kb := filepath.Join(t.TempDir(), "kb")
+	writeFiles(t, docs, map[string]string{"a.md": "# A\n\nAlpha text that is long enough to keep.\n", "b.md": "# B\n\nBeta text that is long enough to keep.\n"})
+	if code, _, _ := run(t, "", "ingest", docs, "--kb", kb); code != 0 {
+		t.Fatal("ingest")
+	}
+	target := filepath.Join(t.TempDir(), "kb2")
+	code, out, errOut := run(t, "", "migrate", "--kb", kb, "--to", "embedded:"+target, "--all")
+	if code != 0 || !strings.Contains(out, "default: 2 documents, 2 sources copied") {
+		t.Fatalf("migrate: %d %q %q", code, out, errOut)
+	}
+	// The copy is a working knowledge base: search it, and re-ingesting
+	// into it skips the unchanged files.
+	code, out, _ = run(t, "", "search", "beta", "--kb", target)
+	if code != 0 || !strings.Contains(out, "b.md") {
+		t.Errorf("search the copy: %q", out)
+	}
+	code, out, _ = run(t, "", "ingest", docs, "--kb", target)
+	if code != 0 || !strings.Contains(out, "0 written, 2 unchanged") {
+		t.Errorf("ingest into the copy: %q", out)
+	}
+	if code, _, errOut = run(t, "", "migrate", "--kb", kb, "--to", "nosuch://x"); code != 2 {
+		t.Errorf("bad target: %d %q", code, errOut)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/embedded"
 	"github.com/quarry-rag/quarry/store/postgres"
 	"github.com/quarry-rag/quarry/store/storetest"
 )
@@ -149,5 +150,60 @@ func TestSelectiveFilterUsesIndex(t *testing.T) {
 	}
 	if len(hits) != 5 {
 		t.Errorf("a filter matching 5 rows returned %d", len(hits))
+	}
+}
+
+// TestCopyFromEmbedded migrates a collection from the embedded store and
+// checks the copy answers the same searches.
+func TestCopyFromEmbedded(t *testing.T) {
+	dsn := freshDSN(t)
+	ctx := context.Background()
+	b, err := embedded.Open(ctx, t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := store.New(b)
+	defer src.Close()
+	c, err := src.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Schema: storetest.Schema(), Model: storetest.Model(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []*document.Document
+	for i := range 50 {
+		d := document.New(fmt.Sprintf("document %d about %s", i, []string{"refunds", "shipping"}[i%2]))
+		d.ID = fmt.Sprintf("d%02d", i)
+		d.SourceType, d.SourceName = "file", fmt.Sprintf("f%d.md", i%10)
+		d.Embedding = []float32{1, float32(i), 0.5}
+		d.Metadata = map[string]any{"tenant": "acme", "year": int64(2000 + i), "price": 9.0}
+		docs = append(docs, d)
+	}
+	if err := c.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	rep, err := store.CopyCollection(ctx, c, dst)
+	if err != nil || rep.Documents != 50 {
+		t.Fatalf("copy: %+v %v", rep, err)
+	}
+	pc, _ := dst.Collection(ctx, "docs")
+	for _, f := range []filter.Expr{filter.Gte("year", 2040), filter.Eq("sourceName", "f3.md")} {
+		a, _ := c.Search(ctx, store.SearchRequest{Embedding: []float32{1, 10, 0.5}, Filter: f, TopK: 5})
+		z, _ := pc.Search(ctx, store.SearchRequest{Embedding: []float32{1, 10, 0.5}, Filter: f, TopK: 5})
+		if len(a) != len(z) {
+			t.Fatalf("%v: %d vs %d hits", f, len(a), len(z))
+		}
+		for i := range a {
+			if a[i].Doc.ID != z[i].Doc.ID {
+				t.Errorf("%v hit %d: %s vs %s", f, i, a[i].Doc.ID, z[i].Doc.ID)
+			}
+		}
+	}
+	got, _ := pc.Get(ctx, []string{"d07"})
+	if len(got) != 1 || got[0].Metadata["price"] != 9.0 || got[0].Metadata["year"] != int64(2007) {
+		t.Errorf("metadata types after the copy: %#v", got)
 	}
 }
