@@ -39,6 +39,7 @@ type kb struct {
 	cfg      config.Config
 	store    *store.Store
 	embedder embed.Embedder
+	loader   *load.Loader // created on first ingestion
 }
 
 // errNoKB tells people how to start.
@@ -104,7 +105,13 @@ func initKB(dir string, cfg config.Config) error {
 	return nil
 }
 
-func (k *kb) Close() error { return k.store.Close() }
+func (k *kb) Close() error {
+	var err error
+	if k.loader != nil {
+		err = k.loader.Close()
+	}
+	return errors.Join(err, k.store.Close())
+}
 
 // collection opens the configured collection; with ensure it is created
 // when missing.
@@ -169,12 +176,16 @@ func (f *kbFlags) scratch(prefix string) (func(), error) {
 
 // ingestOptions are the settings every ingestion from the command line
 // shares: the configured embedder, chunking, batch size and file limit,
-// and the store's embedding cache and job records when it has them.
+// and the store's embedding cache when it has one. The loader keeps the
+// compiled PDF engine in the knowledge base's cache/; Close stops it.
 func (k *kb) ingestOptions(coll *store.Collection) ingest.Options {
+	if k.loader == nil {
+		k.loader = load.New(load.Options{MaxFileSize: k.cfg.Ingest.MaxFileSize, CacheDir: filepath.Join(k.dir, "cache")})
+	}
 	opt := ingest.Options{
 		Collection: coll,
 		Embedder:   k.embedder,
-		Loader:     load.New(load.Options{MaxFileSize: k.cfg.Ingest.MaxFileSize}),
+		Loader:     k.loader,
 		Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
 		BatchSize:  k.cfg.Ingest.BatchSize,
 	}
