@@ -131,6 +131,18 @@ type decoder struct {
 	crc hash.Hash32
 	buf []byte
 	err error
+	// left bounds what the input can still hold, when the reader knows its
+	// length (a bytes.Reader does): arrays are then allocated whole instead
+	// of grown, without trusting a count that damaged bytes could inflate.
+	left int64
+}
+
+// capFor is the capacity to allocate for n elements of size bytes.
+func (d *decoder) capFor(n uint64, size int) int {
+	if d.left > 0 {
+		return int(min(n, uint64(d.left)/uint64(size)))
+	}
+	return int(min(n, 1<<16))
 }
 
 func (d *decoder) bytes(n int) []byte {
@@ -188,19 +200,19 @@ func (d *decoder) getWords(n uint64, size int, put func(v uint64)) {
 }
 
 func (d *decoder) u32s(n uint64) []uint32 {
-	out := make([]uint32, 0, min(n, 1<<16))
+	out := make([]uint32, 0, d.capFor(n, 4))
 	d.getWords(n, 4, func(v uint64) { out = append(out, uint32(v)) })
 	return out
 }
 
 func (d *decoder) u64s(n uint64) []uint64 {
-	out := make([]uint64, 0, min(n, 1<<16))
+	out := make([]uint64, 0, d.capFor(n, 8))
 	d.getWords(n, 8, func(v uint64) { out = append(out, v) })
 	return out
 }
 
 func (d *decoder) f32s(n uint64) []float32 {
-	out := make([]float32, 0, min(n, 1<<16))
+	out := make([]float32, 0, d.capFor(n, 4))
 	d.getWords(n, 4, func(v uint64) { out = append(out, math.Float32frombits(uint32(v))) })
 	return out
 }
@@ -214,6 +226,9 @@ func corrupt(format string, args ...any) error {
 // (or the reader's error).
 func Read(r io.Reader) (*Index, error) {
 	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli)}
+	if l, ok := r.(interface{ Len() int }); ok {
+		d.left = int64(l.Len())
+	}
 	if b := d.bytes(len(magic)); d.err == nil && string(b) != magic {
 		return nil, corrupt("not an HNSW index (bad magic)")
 	}
