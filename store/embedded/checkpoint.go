@@ -63,6 +63,11 @@ func (c *coll) load(ctx context.Context) error {
 		if !errors.Is(err, os.ErrNotExist) {
 			c.b.log.Warn("embedded store: checkpoint unusable, rebuilding from rows", "collection", c.cfg.Name, "err", err)
 		}
+		// Drop it, so the next checkpoint is written even at the same
+		// sequence number.
+		if rmErr := os.RemoveAll(c.b.indexDir(c.cfg.Name)); rmErr != nil {
+			c.b.log.Warn("embedded store: cannot remove an unusable checkpoint", "collection", c.cfg.Name, "err", rmErr)
+		}
 		return c.rebuild(ctx)
 	}
 	c.seq = seq

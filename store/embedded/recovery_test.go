@@ -178,10 +178,14 @@ func TestCheckpointDamage(t *testing.T) {
 			ck := filepath.Join(dir, "index", "docs", "ckpt-4")
 			fn(t, ck)
 			s, _ = openStore(t, dir)
-			defer s.Close()
 			c = ensure(t, s)
 			if present := verify(t, dir, c, 4); len(present) != 4 {
 				t.Errorf("batches after repair: %v", present)
+			}
+			// The repaired indexes are checkpointed again on close.
+			s.Close()
+			if _, err := os.Stat(filepath.Join(dir, "index", "docs", "ckpt-4", "manifest.json")); err != nil {
+				t.Errorf("no fresh checkpoint after a repair: %v", err)
 			}
 		})
 	}
