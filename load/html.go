@@ -194,7 +194,9 @@ func (r *HTMLReader) markdown(ctx context.Context, page *html.Node) (string, str
 	if err != nil {
 		return "", "", fmt.Errorf("html to markdown: %w", err)
 	}
-	return tidyMarkdown(lead + string(md)), title, nil
+	// The converter can split a multi-byte character when it escapes a
+	// neighbouring '#'; never let invalid UTF-8 reach the index.
+	return tidyMarkdown(strings.ToValidUTF8(lead+string(md), "\uFFFD")), title, nil
 }
 
 // idAttr numbers the elements of a page so that the blocks readability
