@@ -13,6 +13,7 @@ import (
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -181,8 +182,9 @@ func printHits(w io.Writer, hits []store.Hit, query string, color bool) {
 // words highlighted (bold on a terminal, «» otherwise).
 func snippet(text, query string, width int, color bool) string {
 	terms := map[string]bool{}
+	an, _ := bm25.NewAnalyzer(bm25.AnalyzerConfig{}) // English stop words
 	for _, t := range words(query) {
-		if utf8.RuneCountInString(t) > 2 {
+		if utf8.RuneCountInString(t) > 2 && (an == nil || len(an.Analyze(t)) > 0) {
 			terms[t] = true
 		}
 	}
