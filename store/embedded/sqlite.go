@@ -61,6 +61,15 @@ CREATE TABLE IF NOT EXISTS jobs (
 	started INTEGER NOT NULL,
 	body    TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS threads (
+	thread  TEXT NOT NULL,
+	seq     INTEGER NOT NULL,
+	role    TEXT NOT NULL,
+	content TEXT NOT NULL,
+	data    BLOB,
+	created INTEGER NOT NULL,
+	PRIMARY KEY (thread, seq)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS embedding_cache (
 	model  TEXT NOT NULL,
 	key    TEXT NOT NULL,

@@ -38,10 +38,11 @@ const (
 // Backend is an in-memory store.Backend. It is safe for concurrent use:
 // writers take the lock exclusively, so readers never see half a batch.
 type Backend struct {
-	mu     sync.RWMutex // guards colls, jobs and closed
-	colls  map[string]*collection
-	jobs   map[string]store.Job
-	closed bool
+	mu      sync.RWMutex // guards colls, jobs, threads and closed
+	colls   map[string]*collection
+	jobs    map[string]store.Job
+	threads map[string][]store.Turn
+	closed  bool
 }
 
 type collection struct {

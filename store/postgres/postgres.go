@@ -104,6 +104,15 @@ CREATE TABLE IF NOT EXISTS quarry_jobs (
 	started timestamptz NOT NULL,
 	body    jsonb NOT NULL
 );
+CREATE TABLE IF NOT EXISTS quarry_threads (
+	thread  text NOT NULL,
+	seq     integer NOT NULL,
+	role    text NOT NULL,
+	content text NOT NULL,
+	data    text,
+	created timestamptz NOT NULL,
+	PRIMARY KEY (thread, seq)
+);
 CREATE INDEX IF NOT EXISTS quarry_documents_source ON quarry_documents (collection_id, source_type, source_name);
 CREATE INDEX IF NOT EXISTS quarry_documents_metadata ON quarry_documents USING gin (metadata jsonb_path_ops);
 CREATE INDEX IF NOT EXISTS quarry_documents_tsv ON quarry_documents USING gin (tsv);

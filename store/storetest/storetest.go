@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentReadersDuringWrites", testConcurrency},
 		{"ReplaceSources", testReplaceSources},
 		{"Jobs", testJobs},
+		{"Threads", testThreads},
 		{"Scan", testScan},
 	}
 	for _, tt := range tests {
