@@ -31,7 +31,7 @@ func (b *Backend) SearchHybrid(ctx context.Context, name string, req store.Searc
 	sql := `WITH q AS (SELECT NULLIF(replace(plainto_tsquery($1::regconfig, $2)::text, '&', '|'), '')::tsquery AS tq),
 		v AS (SELECT id, 1 - d AS s FROM (SELECT id, ` + dist + ` AS d FROM quarry_documents WHERE ` + w + `
 			ORDER BY ` + dist + ` LIMIT ` + branch + `) v0),
-		k AS (SELECT id, ts_rank_cd(tsv, q.tq) AS s FROM quarry_documents, q
+		k AS (SELECT id, ts_rank(tsv, q.tq, 1) AS s FROM quarry_documents, q
 			WHERE q.tq IS NOT NULL AND tsv @@ q.tq AND ` + w + ` ORDER BY s DESC, id LIMIT ` + branch + `)
 		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM k`
 	qargs := append([]any{languages[ci.cfg.Language], req.Query, pgvector.NewVector(req.Embedding)}, args...)
