@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -51,7 +52,8 @@ type Options struct {
 	Prune bool
 	// BatchSize is how many chunks are embedded per call (default 64).
 	BatchSize int
-	// Workers read and split files in parallel (default 2).
+	// Workers read and split files in parallel (default: one more than
+	// the CPUs, so a core stays busy while the writer commits).
 	Workers int
 	// Progress receives events; nil discards them. It is called from one
 	// goroutine at a time.
@@ -115,7 +117,7 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		opt.BatchSize = embed.DefaultBatchSize
 	}
 	if opt.Workers <= 0 {
-		opt.Workers = 2
+		opt.Workers = runtime.NumCPU() + 1
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
@@ -258,11 +260,11 @@ func (r *run) walk(ctx context.Context, entries []load.Entry) error {
 		i int
 		e load.Entry
 	}
-	jobs := make(chan job, r.opt.Workers*2)
+	jobs := make(chan job, r.opt.Workers*4)
 	results := make(chan struct {
 		i int
 		p prepared
-	}, r.opt.Workers*2)
+	}, r.opt.Workers*4)
 	var walkErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -303,17 +305,37 @@ func (r *run) walk(ctx context.Context, entries []load.Entry) error {
 		workers.Wait()
 		close(results)
 	}()
-	// One writer embeds and commits groups while the workers split the
-	// next files: splitting and indexing overlap on separate cores.
+	// Groups flow through two more stages while the workers split the next
+	// files: one goroutine embeds, another commits, so embedding a group
+	// overlaps committing the one before.
 	r.groups = make(chan []store.SourceUpdate, 1)
-	var writerErr error
+	embedded := make(chan []store.SourceUpdate, 1)
+	var embedErr, writerErr error
 	var writer sync.WaitGroup
 	writer.Go(func() {
+		defer close(embedded)
 		for g := range r.groups {
-			if writerErr != nil {
+			if embedErr != nil {
 				continue // drain: later groups keep their old versions
 			}
-			if err := r.write(ctx, g); err != nil {
+			if err := r.embed(ctx, g); err != nil {
+				embedErr = err
+				cancel()
+				continue
+			}
+			select {
+			case embedded <- g:
+			case <-ctx.Done():
+				embedErr = ctx.Err()
+			}
+		}
+	})
+	writer.Go(func() {
+		for g := range embedded {
+			if writerErr != nil {
+				continue
+			}
+			if err := r.commit(ctx, g); err != nil {
 				writerErr = err
 				cancel()
 			}
@@ -353,6 +375,8 @@ func (r *run) walk(ctx context.Context, entries []load.Entry) error {
 	switch {
 	case writerErr != nil:
 		return writerErr
+	case embedErr != nil && !errors.Is(embedErr, context.Canceled):
+		return embedErr
 	case firstErr != nil:
 		return firstErr
 	case walkErr != nil:
@@ -439,10 +463,10 @@ func (r *run) dispatch(ctx context.Context) error {
 	return nil
 }
 
-// write embeds a group's chunks and swaps its sources in, one transaction
-// for the group. An embedding error stops the run with the group unwritten:
-// earlier groups stay, this one and later ones keep their old version.
-func (r *run) write(ctx context.Context, group []store.SourceUpdate) error {
+// embed embeds a group's chunks. An embedding error stops the run with the
+// group unwritten: earlier groups stay, this one and later ones keep their
+// old version.
+func (r *run) embed(ctx context.Context, group []store.SourceUpdate) error {
 	var texts []string
 	for _, u := range group {
 		for _, d := range u.Docs {
@@ -465,11 +489,18 @@ func (r *run) write(ctx context.Context, group []store.SourceUpdate) error {
 			i++
 		}
 	}
+	r.mu.Lock()
+	r.rep.Embedded += counter.texts
+	r.mu.Unlock()
+	return nil
+}
+
+// commit swaps a group's sources in, one transaction for the group.
+func (r *run) commit(ctx context.Context, group []store.SourceUpdate) error {
 	if err := r.opt.Collection.ReplaceSources(ctx, group); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	r.mu.Lock()
-	r.rep.Embedded += counter.texts
 	for _, u := range group {
 		r.rep.Written++
 		r.rep.Chunks += len(u.Docs)

@@ -92,6 +92,11 @@ func (r *Recursive) pieces(text string, from, to int) ([]piece, error) {
 	nw := len(words)
 	count := func(s, e int) (int, error) { return r.tok.Count(text[words[s].start:words[e-1].end]) }
 
+	// A token covers at least one byte, so a range no longer in bytes than
+	// the budget fits without counting.
+	if words[nw-1].end-words[0].start <= r.maxTokens {
+		return []piece{{start: words[0].start, end: words[nw-1].end}}, nil
+	}
 	// Small enough as a whole: skip estimating. Beyond 16 bytes a token the
 	// range almost never fits, and the loop below checks it anyway.
 	if to-from <= 16*r.maxTokens {

@@ -189,7 +189,9 @@ func (k *kb) ingestOptions(coll *store.Collection) ingest.Options {
 		Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
 		BatchSize:  k.cfg.Ingest.BatchSize,
 	}
-	if c, ok := k.store.Backend().(interface{ EmbeddingCache() embed.Cache }); ok {
+	// The offline hash embedder is cheaper than a cache lookup; a cache pays
+	// for model and API embedders.
+	if c, ok := k.store.Backend().(interface{ EmbeddingCache() embed.Cache }); ok && k.embedder.Model().Provider != "hash" {
 		opt.Cache = c.EmbeddingCache()
 	}
 	return opt

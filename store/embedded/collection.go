@@ -47,7 +47,7 @@ func newColl(b *Backend, cid int64, cfg store.CollectionConfig) (*coll, error) {
 
 // reset empties the indexes.
 func (c *coll) reset() error {
-	v, err := hnsw.New(c.cfg.Model.Dimension, hnsw.Config{Seed: 1})
+	v, err := hnsw.New(c.cfg.Model.Dimension, hnsw.Config{Seed: 1, EfConstruction: efConstruction})
 	if err != nil {
 		return fmt.Errorf("collection %q: %w", c.cfg.Name, err)
 	}
@@ -390,6 +390,12 @@ func (c *coll) ranked(ids []uint32, scores []float64, k int) []*document.Documen
 	}
 	return docs
 }
+
+// efConstruction is the graph's build-time candidate list. Half hnswlib's
+// usual 200 keeps recall and halves insert cost, which bounds ingestion
+// speed: `quarry bench ann --n 20000 --dim 512 --queries 300` gives
+// recall@10 0.9993 at ef 64 with 100 against 0.9990 with 200.
+const efConstruction = 100
 
 // tieSlack is how many extra graph candidates a search asks for so that
 // results tied on score at the k-th place are ordered by external id.
