@@ -1,0 +1,502 @@
+package rag
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/index/bm25"
+)
+
+// Extractive configures answers written without a chat model: the
+// sentences of the top passages that best answer the question, quoted
+// verbatim (spacing aside) and each followed by its citation. Zero values
+// mean the defaults.
+type Extractive struct {
+	// Passages is how many of the top passages sentences come from, 8 when 0.
+	Passages int
+	// MaxSentences caps the answer, 4 when 0.
+	MaxSentences int
+	// MaxChars caps the answer's length without its markers, 700 when 0;
+	// the first sentence is kept even when it alone is longer.
+	MaxChars int
+	// Embedder, when set, adds the cosine between the question and each
+	// sentence to the lexical score (one batch call per answer).
+	Embedder embed.Embedder
+	// Language selects the analyzer that turns text into terms (stemming,
+	// stop words), English when empty.
+	Language string
+}
+
+// Quote is one sentence of an extractive answer and the passage it was
+// taken from.
+type Quote struct {
+	Text string `json:"text"`
+	N    int    `json:"n"`
+}
+
+// NoPassages is the extractive answer when retrieval found nothing.
+const NoPassages = "The knowledge base has no passage that matches the question."
+
+// sentence is a candidate for an extractive answer.
+type sentence struct {
+	n, pos int    // passage number (from 1), position in the passage
+	text   string // as it appears in the passage, spaces collapsed
+	terms  map[string]int
+	length int // terms, counted with repeats
+	rel    float64
+}
+
+// extractive answers from the passages alone. Sentences are scored by how
+// much of the question they cover (terms weighted by IDF over the candidate
+// sentences), a BM25 weighting of their own terms, the question's terms in
+// the passage's headings and, with an embedder, cosine similarity; earlier
+// passages count a little more, as retrieval ranked them. Sentences are
+// then picked by maximal marginal relevance, so the answer does not repeat
+// itself, until the sentence or length budget is spent or the next
+// sentence is much weaker than the best.
+func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
+	cfg := p.Extractive
+	a := &Answer{Extractive: true, Query: r.query, Thread: r.req.Thread, Passages: passagesOf(r.passages), Citations: []Citation{}}
+	if len(r.passages) == 0 {
+		a.Text = NoPassages
+		return a, p.record(ctx, r, a)
+	}
+	an, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: cfg.Language})
+	if err != nil {
+		return nil, fmt.Errorf("extractive answer: %w", err)
+	}
+	top := r.passages[:min(len(r.passages), orDefault(cfg.Passages, 8))]
+	var cands []*sentence
+	for i, d := range top {
+		for j, s := range sentences(d.Content) {
+			st := &sentence{n: i + 1, pos: j, text: s, terms: map[string]int{}}
+			for _, t := range an.Analyze(s) {
+				st.terms[t]++
+				st.length++
+			}
+			if st.length > 0 {
+				cands = append(cands, st)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		a.Text = NoPassages
+		return a, p.record(ctx, r, a)
+	}
+	query := questionTerms(an.Analyze(r.req.Question))
+	if len(query) == 0 { // a question of stop words only
+		if keep, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: cfg.Language, KeepStopWords: true}); err == nil {
+			query = questionTerms(keep.Analyze(r.req.Question))
+		}
+	}
+	var cos []float64
+	if cfg.Embedder != nil {
+		if cos, err = cosines(ctx, cfg.Embedder, r.req.Question, cands); err != nil {
+			return nil, fmt.Errorf("extractive answer: %w", err)
+		}
+	}
+	score(cands, query, headingCoverage(an, top, query), cos)
+	picked := pick(cands, orDefault(cfg.MaxSentences, 4), orDefault(cfg.MaxChars, 700))
+
+	// Read in the passages' order of relevance, each passage's sentences in
+	// their own order.
+	first := map[int]int{}
+	for i, s := range picked {
+		if _, ok := first[s.n]; !ok {
+			first[s.n] = i
+		}
+	}
+	slices.SortStableFunc(picked, func(x, y *sentence) int {
+		if x.n != y.n {
+			return first[x.n] - first[y.n]
+		}
+		return x.pos - y.pos
+	})
+	var b strings.Builder
+	cited := map[int]bool{}
+	for i, s := range picked {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s.text + " [" + strconv.Itoa(s.n) + "]")
+		a.Quotes = append(a.Quotes, Quote{Text: s.text, N: s.n})
+		cited[s.n] = true
+	}
+	a.Text = b.String()
+	for _, c := range a.Passages {
+		if cited[c.N] {
+			a.Citations = append(a.Citations, c)
+		}
+	}
+	return a, p.record(ctx, r, a)
+}
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// interrogatives ask rather than say what is asked about; analyzers keep
+// some of them.
+var interrogatives = map[string]bool{"what": true, "when": true, "where": true, "which": true,
+	"who": true, "whom": true, "whose": true, "why": true, "how": true}
+
+// questionTerms are the question's distinct terms, question words left out.
+func questionTerms(ts []string) []string {
+	ts = slices.DeleteFunc(ts, func(t string) bool { return interrogatives[t] })
+	slices.Sort(ts)
+	return slices.Compact(ts)
+}
+
+// headingCoverage is, per passage number, the share of the question's terms
+// found in the passage's heading path: a section titled "Building Indexes
+// Concurrently" vouches for its sentences.
+func headingCoverage(an *bm25.Analyzer, passages []*document.Document, query []string) map[int]float64 {
+	out := map[int]float64{}
+	if len(query) == 0 {
+		return out
+	}
+	for i, d := range passages {
+		hs := map[string]bool{}
+		for _, t := range an.Analyze(strings.Join(d.Provenance.HeadingPath, " ")) {
+			hs[t] = true
+		}
+		hit := 0
+		for _, q := range query {
+			if hs[q] {
+				hit++
+			}
+		}
+		out[i+1] = float64(hit) / float64(len(query))
+	}
+	return out
+}
+
+func cosines(ctx context.Context, e embed.Embedder, question string, cands []*sentence) ([]float64, error) {
+	texts := make([]string, 0, len(cands)+1)
+	texts = append(texts, question)
+	for _, s := range cands {
+		texts = append(texts, s.text)
+	}
+	vecs, err := e.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("the embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	out := make([]float64, len(cands))
+	for i := range cands {
+		c, err := document.Cosine(vecs[0], vecs[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = max(c, 0)
+	}
+	return out, nil
+}
+
+// score sets each candidate's relevance in [0, ~1.2]; 0 means the sentence
+// shares nothing with the question.
+func score(cands []*sentence, query []string, heading map[int]float64, cos []float64) {
+	const k1, b = 1.2, 0.75
+	n := float64(len(cands))
+	df := map[string]int{}
+	total := 0
+	for _, s := range cands {
+		total += s.length
+		for t := range s.terms {
+			df[t]++
+		}
+	}
+	avg := float64(total) / n
+	// A gentle IDF: the candidates already share the question's topic, so
+	// a term in every one of them still counts, only less.
+	idf := func(t string) float64 {
+		return math.Log(1 + (n+1)/(float64(df[t])+0.5))
+	}
+	mass := 0.0
+	for _, q := range query {
+		mass += idf(q)
+	}
+	bm := make([]float64, len(cands))
+	cover := make([]float64, len(cands))
+	best := 0.0
+	for i, s := range cands {
+		for _, q := range query {
+			tf := float64(s.terms[q])
+			if tf == 0 {
+				continue
+			}
+			w := idf(q)
+			cover[i] += w
+			bm[i] += w * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(s.length)/avg))
+		}
+		if mass > 0 {
+			cover[i] /= mass
+		}
+		best = max(best, bm[i])
+	}
+	for i, s := range cands {
+		lex := 0.0
+		if best > 0 {
+			lex = bm[i] / best
+		}
+		rel := 0.55*cover[i] + 0.45*lex
+		if cos != nil {
+			rel = 0.45*cover[i] + 0.35*lex + 0.2*cos[i]
+		}
+		if cover[i] == 0 && (cos == nil || cos[i] < 0.3) {
+			s.rel = 0
+			continue
+		}
+		words := len(strings.Fields(s.text))
+		if strings.HasSuffix(s.text, ":") {
+			rel *= 0.5 // it introduces an example or a list the answer will not show
+		}
+		switch {
+		case words < 6:
+			rel *= 0.8
+		case words > 50:
+			rel *= 0.85
+		}
+		if s.pos == 0 {
+			rel *= 1.1 // a section's first sentence tends to state its topic
+		}
+		rel /= 1 + 0.06*float64(s.n-1)
+		rel += 0.15 * heading[s.n] * rel
+		s.rel = rel
+	}
+}
+
+// pick chooses sentences by maximal marginal relevance (λ = 0.7, Jaccard
+// similarity of terms), skipping near-duplicates, and stops at the budget
+// or when the best remaining sentence scores under 40% of the first.
+func pick(cands []*sentence, maxSentences, maxChars int) []*sentence {
+	const lambda = 0.7
+	var picked []*sentence
+	used := make([]bool, len(cands))
+	chars, top := 0, 0.0
+	for len(picked) < maxSentences {
+		bi, bs := -1, math.Inf(-1)
+		for i, s := range cands {
+			if used[i] || s.rel <= 0 {
+				continue
+			}
+			sim := 0.0
+			for _, q := range picked {
+				sim = max(sim, jaccard(s.terms, q.terms))
+			}
+			if sim >= 0.6 {
+				used[i] = true // a near-duplicate of a chosen sentence
+				continue
+			}
+			if v := lambda*s.rel - (1-lambda)*sim; v > bs {
+				bi, bs = i, v
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		s := cands[bi]
+		used[bi] = true
+		if len(picked) == 0 {
+			top = s.rel
+		} else if s.rel < 0.4*top {
+			break
+		}
+		if len(picked) > 0 && chars+utf8.RuneCountInString(s.text) > maxChars {
+			continue
+		}
+		picked = append(picked, s)
+		chars += utf8.RuneCountInString(s.text)
+		// A next sentence that points back ("This method is invoked by…")
+		// finishes the thought, so it comes along when it fits.
+		if c := continuation(cands, bi); c >= 0 && !used[c] && len(picked) < maxSentences &&
+			chars+utf8.RuneCountInString(cands[c].text) <= maxChars {
+			used[c] = true
+			picked = append(picked, cands[c])
+			chars += utf8.RuneCountInString(cands[c].text)
+		}
+	}
+	if len(picked) == 0 {
+		// Nothing shares a term with the question: the retriever still
+		// ranked the first passage best, so quote its first sentence.
+		picked = append(picked, cands[0])
+	}
+	return picked
+}
+
+// anaphora open sentences that lean on the one before.
+var anaphora = []string{"This ", "These ", "That ", "Those ", "It ", "Its ", "They ", "Their ", "Such ", "Thus", "Then ", "However", "In that case"}
+
+// continuation returns the index of the candidate right after cands[i] in
+// the same passage when it leans on it, else -1.
+func continuation(cands []*sentence, i int) int {
+	if i+1 >= len(cands) || cands[i+1].n != cands[i].n || cands[i+1].pos != cands[i].pos+1 {
+		return -1
+	}
+	for _, a := range anaphora {
+		if strings.HasPrefix(cands[i+1].text, a) {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+func jaccard(a, b map[string]int) float64 {
+	inter := 0
+	for t := range a {
+		if _, ok := b[t]; ok {
+			inter++
+		}
+	}
+	union := len(a) + len(b) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
+
+// sentences splits a passage into the sentences worth quoting, each as it
+// appears in the passage with runs of spaces collapsed. Headings, table
+// rows, code blocks and fragments of under four words are left out; list
+// items are quoted without their bullet.
+func sentences(text string) []string {
+	var out []string
+	var para []string
+	flush := func() {
+		if len(para) > 0 {
+			out = append(out, splitSentences(strings.Join(para, " "))...)
+			para = para[:0]
+		}
+	}
+	fence := false
+	for line := range strings.Lines(text) {
+		t := strings.TrimSpace(line)
+		if isFence(line) {
+			flush()
+			fence = !fence
+			continue
+		}
+		if fence || t == "" {
+			flush()
+			continue
+		}
+		switch {
+		case strings.HasPrefix(t, "#"), strings.HasPrefix(t, "|"), strings.HasPrefix(t, ">"),
+			strings.Trim(t, "-*_= ") == "", strings.HasPrefix(line, "    "), strings.HasPrefix(line, "\t"):
+			flush()
+			continue
+		}
+		if rest, ok := cutBullet(t); ok {
+			flush()
+			t = rest
+		}
+		para = append(para, t)
+	}
+	flush()
+	kept := out[:0]
+	for _, s := range out {
+		if len(strings.Fields(s)) >= 4 && letterShare(s) >= 0.5 {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
+// cutBullet removes a list marker ("- ", "* ", "+ ", "1. ", "2) ").
+func cutBullet(t string) (string, bool) {
+	for _, m := range []string{"- ", "* ", "+ ", "• "} {
+		if rest, ok := strings.CutPrefix(t, m); ok {
+			return strings.TrimSpace(rest), true
+		}
+	}
+	i := 0
+	for i < len(t) && i < 3 && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(t) && (t[i] == '.' || t[i] == ')') && t[i+1] == ' ' {
+		return strings.TrimSpace(t[i+2:]), true
+	}
+	return t, false
+}
+
+// abbreviations end with a period that does not end a sentence.
+var abbreviations = map[string]bool{
+	"e.g": true, "i.e": true, "etc": true, "vs": true, "cf": true, "mr": true, "mrs": true, "ms": true,
+	"dr": true, "st": true, "no": true, "fig": true, "approx": true, "al": true, "ca": true, "resp": true,
+}
+
+// splitSentences cuts a paragraph after '.', '!', '?' or '…' (and any
+// closing quotes or brackets) when a space and then an uppercase letter, a
+// digit or an opening quote, bracket or backtick follow; abbreviations and
+// initials do not end sentences.
+func splitSentences(p string) []string {
+	p = strings.Join(strings.Fields(p), " ")
+	var out []string
+	start := 0
+	for i, r := range p {
+		if r != '.' && r != '!' && r != '?' && r != '…' {
+			continue
+		}
+		end := i + utf8.RuneLen(r)
+		for end < len(p) {
+			c, size := utf8.DecodeRuneInString(p[end:])
+			if !strings.ContainsRune(`"')]”’»*`, c) {
+				break
+			}
+			end += size
+		}
+		if end >= len(p) || p[end] != ' ' {
+			continue
+		}
+		next, _ := utf8.DecodeRuneInString(p[end+1:])
+		if !unicode.IsUpper(next) && !unicode.IsDigit(next) && !strings.ContainsRune("\"'(`[“‘«*", next) {
+			continue
+		}
+		if r == '.' {
+			w := p[start:i]
+			if k := strings.LastIndexByte(w, ' '); k >= 0 {
+				w = w[k+1:]
+			}
+			w = strings.ToLower(strings.TrimLeft(w, "(\"'"))
+			if abbreviations[w] || (utf8.RuneCountInString(w) == 1 && unicode.IsLetter([]rune(w)[0])) {
+				continue
+			}
+		}
+		out = append(out, strings.TrimSpace(p[start:end]))
+		start = end + 1
+	}
+	if rest := strings.TrimSpace(p[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+func letterShare(s string) float64 {
+	letters, total := 0, 0
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			continue
+		}
+		total++
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return float64(letters) / float64(total)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rag_test
+
+const raceEnabled = false

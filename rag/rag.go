@@ -1,0 +1,427 @@
+// Package rag answers questions from a knowledge base with citations a
+// person can check (SEMANTICS §5). A Pipeline runs, in order:
+//
+//	pre-processors   rewrite the retrieval query (never the user's question)
+//	retrieval        under filter.Merge(rag scope, retriever scope, per-run filter)
+//	dedupe           by exact content, first occurrence kept in place
+//	post-processors  rerank, threshold, pack…
+//	prompt           fixed Instructions; the question then an <EXTRA-CONTEXT>
+//	                 block of numbered passages, in the user's turn
+//	generation       a ChatModel, whole or streamed; without one, an
+//	                 extractive answer quoting the passages' best sentences
+//	citations        [n] markers resolved to passages with provenance;
+//	                 markers naming no passage removed
+//
+// Threads keep the conversation (questions and answers, never the passages)
+// in the store, so a follow-up question is read in context.
+package rag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// Defaults of a Pipeline's zero fields.
+const (
+	DefaultTopK         = 8
+	DefaultHistoryTurns = 10
+)
+
+// ErrNeedsModel is returned for what only a chat model can do, such as a
+// structured answer.
+var ErrNeedsModel = errors.New("this needs a chat model")
+
+// PreProcessor rewrites the retrieval query before retrieval: query
+// expansion, HyDE, a follow-up rewritten to stand alone. It sees the
+// thread's earlier turns; the user's question itself is never changed.
+type PreProcessor interface {
+	Rewrite(ctx context.Context, query string, history []llm.Message) (string, error)
+}
+
+// PostProcessor reworks the retrieved passages (rerank, threshold, pack):
+// each receives the previous one's output and the user's question.
+type PostProcessor interface {
+	Process(ctx context.Context, question string, docs []*document.Document) ([]*document.Document, error)
+}
+
+// Pipeline answers questions. Fields are read, never written, by Ask and
+// Stream, so one Pipeline serves concurrent questions.
+type Pipeline struct {
+	// Retriever finds passages; required.
+	Retriever Retriever
+	// Scope is the rag scope: a mandatory filter merged into every
+	// retrieval before the retriever's own scope and the per-run filter.
+	Scope filter.Expr
+	// PreProcessors and PostProcessors run in order.
+	PreProcessors  []PreProcessor
+	PostProcessors []PostProcessor
+	// Model writes answers; nil answers extractively.
+	Model llm.ChatModel
+	// Threads keeps conversations; nil keeps none, and a request naming a
+	// thread is then an error.
+	Threads store.ThreadStore
+	// TopK is how many passages retrieval returns, DefaultTopK when 0.
+	TopK int
+	// HistoryTurns is how many earlier turns of a thread the model sees,
+	// DefaultHistoryTurns when 0, none when negative.
+	HistoryTurns int
+	// MaxTokens caps a generated answer; 0 is the provider's default.
+	MaxTokens int
+	// Extractive configures answers written without a model.
+	Extractive Extractive
+	// Logger receives debug records; slog.Default() when nil.
+	Logger *slog.Logger
+}
+
+// Request is one question.
+type Request struct {
+	Question string
+	// Thread names the conversation the question belongs to; empty for a
+	// question on its own.
+	Thread string
+	// Filter is this run's addition to the scopes: it narrows, never widens.
+	Filter filter.Expr
+	// TopK overrides the pipeline's TopK when positive.
+	TopK int
+	// Schema asks for a structured answer: JSON valid against the schema,
+	// with citation markers inside its text values. Needs a chat model.
+	Schema *llm.Schema
+}
+
+// Answer is a cited answer.
+type Answer struct {
+	// Text is the answer with its citation markers; for a structured
+	// answer, the JSON.
+	Text string `json:"answer"`
+	// JSON is the structured answer, when the request had a schema.
+	JSON json.RawMessage `json:"json,omitempty"`
+	// Extractive reports an answer quoted from the passages, with no model.
+	Extractive bool `json:"extractive"`
+	// Citations are the passages the answer cites, by number.
+	Citations []Citation `json:"citations"`
+	// Quotes are the sentences of an extractive answer, in order, each with
+	// the number of the passage it was quoted from.
+	Quotes []Quote `json:"quotes,omitempty"`
+	// Passages are all the passages sent with the question, numbered from 1.
+	Passages []Citation `json:"-"`
+	// Query is the retrieval query after the pre-processors.
+	Query  string    `json:"query"`
+	Thread string    `json:"thread,omitempty"`
+	Usage  llm.Usage `json:"usage"`
+}
+
+// Citation is a numbered passage and where it comes from.
+type Citation struct {
+	N          int      `json:"n"`
+	ID         string   `json:"id"`
+	SourceType string   `json:"sourceType"`
+	Source     string   `json:"source"`
+	Page       int      `json:"page,omitempty"`
+	Headings   []string `json:"headings,omitempty"`
+	LineStart  int      `json:"lineStart,omitempty"`
+	LineEnd    int      `json:"lineEnd,omitempty"`
+	Text       string   `json:"text"`
+	// Document is the passage as retrieved: metadata, score, provenance.
+	Document *document.Document `json:"-"`
+}
+
+// Location says where the passage sits: "guide.md · Setup › Install ·
+// lines 4-9", "report.pdf · page 3".
+func (c Citation) Location() string {
+	loc := c.Source
+	switch {
+	case c.Page > 0:
+		loc += fmt.Sprintf(" · page %d", c.Page)
+	case len(c.Headings) > 0:
+		loc += " · " + strings.Join(c.Headings, " › ")
+	}
+	if c.LineStart > 0 {
+		loc += fmt.Sprintf(" · lines %d-%d", c.LineStart, c.LineEnd)
+	}
+	return loc
+}
+
+func citationOf(n int, d *document.Document) Citation {
+	p := d.Provenance
+	return Citation{N: n, ID: d.ID, SourceType: d.SourceType, Source: d.SourceName, Page: p.Page,
+		Headings: p.HeadingPath, LineStart: p.LineStart, LineEnd: p.LineEnd, Text: d.Content, Document: d}
+}
+
+// Event is one step of a streamed answer: a piece of text, or, last, the
+// whole Answer. The pieces add up to Answer.Text.
+type Event struct {
+	Text   string
+	Answer *Answer
+}
+
+// run is one question on its way through the pipeline.
+type run struct {
+	req      Request
+	query    string
+	history  []llm.Message
+	passages []*document.Document
+}
+
+// Ask answers a question.
+func (p *Pipeline) Ask(ctx context.Context, req Request) (*Answer, error) {
+	r, err := p.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if p.Model == nil {
+		return p.extractive(ctx, r)
+	}
+	resp, err := p.Model.Generate(ctx, p.llmRequest(r))
+	if err != nil {
+		return nil, fmt.Errorf("answer: %w", err)
+	}
+	return p.finish(ctx, r, resp.Text, resp.Usage)
+}
+
+// Stream answers a question as the model writes, yielding text with
+// citation markers already checked (a marker is held back until it is
+// known to name a passage), then the Answer — the same Answer Ask gives
+// for the same reply. Structured and extractive answers arrive whole.
+// Breaking out of the loop stops generation.
+func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		r, err := p.prepare(ctx, req)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		if p.Model == nil || req.Schema != nil {
+			var a *Answer
+			if p.Model == nil {
+				a, err = p.extractive(ctx, r)
+			} else {
+				var resp llm.Response
+				if resp, err = p.Model.Generate(ctx, p.llmRequest(r)); err == nil {
+					a, err = p.finish(ctx, r, resp.Text, resp.Usage)
+				}
+			}
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			if yield(Event{Text: a.Text}, nil) {
+				yield(Event{Answer: a}, nil)
+			}
+			return
+		}
+		cs := &citeStream{valid: validFor(r.passages)}
+		var usage llm.Usage
+		for ev, err := range p.Model.Stream(ctx, p.llmRequest(r)) {
+			if err != nil {
+				yield(Event{}, fmt.Errorf("answer: %w", err))
+				return
+			}
+			if ev.Done {
+				usage = ev.Usage
+			}
+			if t := cs.add(ev.Text); t != "" && !yield(Event{Text: t}, nil) {
+				return
+			}
+		}
+		if t := cs.finish(); t != "" && !yield(Event{Text: t}, nil) {
+			return
+		}
+		a, err := p.finish(ctx, r, cs.raw.String(), usage)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		yield(Event{Answer: a}, nil)
+	}
+}
+
+// prepare checks the request and runs everything before generation.
+func (p *Pipeline) prepare(ctx context.Context, req Request) (*run, error) {
+	req.Question = strings.TrimSpace(req.Question)
+	if req.Question == "" {
+		return nil, errors.New("ask: the question is empty")
+	}
+	if p.Retriever == nil {
+		return nil, errors.New("ask: the pipeline has no retriever")
+	}
+	if req.Schema != nil && p.Model == nil {
+		return nil, fmt.Errorf("ask: a structured answer: %w (set llm)", ErrNeedsModel)
+	}
+	if req.Thread != "" {
+		if p.Threads == nil {
+			return nil, fmt.Errorf("ask: thread %q: %w: this store keeps no threads", req.Thread, store.ErrUnsupported)
+		}
+		if err := store.CheckThreadID(req.Thread); err != nil {
+			return nil, fmt.Errorf("ask: %w", err)
+		}
+	}
+	r := &run{req: req, query: req.Question}
+	if err := p.loadHistory(ctx, r); err != nil {
+		return nil, err
+	}
+	for i, pre := range p.PreProcessors {
+		q, err := pre.Rewrite(ctx, r.query, r.history)
+		if err != nil {
+			return nil, fmt.Errorf("ask: pre-processor %d: %w", i+1, err)
+		}
+		r.query = q
+	}
+	k := p.TopK
+	if req.TopK > 0 {
+		k = req.TopK
+	}
+	if k <= 0 {
+		k = DefaultTopK
+	}
+	docs, err := p.Retriever.Retrieve(ctx, RetrieveRequest{Query: r.query, Scope: p.Scope, Filter: req.Filter, TopK: k})
+	if err != nil {
+		return nil, fmt.Errorf("ask: retrieve: %w", err)
+	}
+	docs = Dedupe(docs)
+	for i, post := range p.PostProcessors {
+		if docs, err = post.Process(ctx, req.Question, docs); err != nil {
+			return nil, fmt.Errorf("ask: post-processor %d: %w", i+1, err)
+		}
+	}
+	r.passages = docs
+	p.logger().DebugContext(ctx, "rag: retrieved", "query", r.query, "passages", len(docs), "thread", req.Thread)
+	return r, nil
+}
+
+// Dedupe drops documents whose content equals an earlier one's, exactly
+// (case and spaces count), keeping the first in its place.
+func Dedupe(docs []*document.Document) []*document.Document {
+	seen := make(map[string]bool, len(docs))
+	out := docs[:0:0]
+	for _, d := range docs {
+		if d == nil || seen[d.Content] {
+			continue
+		}
+		seen[d.Content] = true
+		out = append(out, d)
+	}
+	return out
+}
+
+// llmRequest lays out the conversation: the fixed instructions, the
+// thread's earlier turns, and the question with its passages.
+func (p *Pipeline) llmRequest(r *run) llm.Request {
+	msgs := make([]llm.Message, 0, len(r.history)+2)
+	msgs = append(msgs, llm.System(Instructions))
+	msgs = append(msgs, r.history...)
+	msgs = append(msgs, llm.User(Prompt(r.req.Question, r.passages)))
+	return llm.Request{Messages: msgs, Schema: r.req.Schema, MaxTokens: p.MaxTokens}
+}
+
+func validFor(passages []*document.Document) func(int) bool {
+	return func(n int) bool { return n >= 1 && n <= len(passages) }
+}
+
+// finish cleans the reply's markers, resolves its citations and records
+// the turn.
+func (p *Pipeline) finish(ctx context.Context, r *run, reply string, usage llm.Usage) (*Answer, error) {
+	a := &Answer{Query: r.query, Thread: r.req.Thread, Usage: usage, Passages: passagesOf(r.passages)}
+	var cited []int
+	if r.req.Schema != nil {
+		raw, nums, err := cleanJSON(reply, validFor(r.passages))
+		if err != nil {
+			return nil, fmt.Errorf("ask: the structured answer: %w", err)
+		}
+		a.JSON, a.Text, cited = raw, string(raw), nums
+	} else {
+		a.Text, cited = cleanMarkers(reply, validFor(r.passages))
+	}
+	for _, n := range cited {
+		a.Citations = append(a.Citations, a.Passages[n-1])
+	}
+	if a.Citations == nil {
+		a.Citations = []Citation{}
+	}
+	if err := p.record(ctx, r, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func passagesOf(docs []*document.Document) []Citation {
+	out := make([]Citation, len(docs))
+	for i, d := range docs {
+		out[i] = citationOf(i+1, d)
+	}
+	return out
+}
+
+func (p *Pipeline) logger() *slog.Logger {
+	if p.Logger != nil {
+		return p.Logger
+	}
+	return slog.Default()
+}
+
+// loadHistory reads the thread's last turns as messages.
+func (p *Pipeline) loadHistory(ctx context.Context, r *run) error {
+	if r.req.Thread == "" || p.HistoryTurns < 0 {
+		return nil
+	}
+	n := p.HistoryTurns
+	if n == 0 {
+		n = DefaultHistoryTurns
+	}
+	turns, err := p.Threads.Turns(ctx, r.req.Thread, n)
+	if errors.Is(err, store.ErrThreadNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ask: %w", err)
+	}
+	for _, t := range turns {
+		switch llm.Role(t.Role) {
+		case llm.RoleUser, llm.RoleAssistant:
+			r.history = append(r.history, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
+		}
+	}
+	return nil
+}
+
+// turnData is what a thread keeps beside an answer: its citations without
+// the passages' text, which is never stored in history.
+type turnData struct {
+	Extractive bool       `json:"extractive,omitempty"`
+	Citations  []Citation `json:"citations"`
+}
+
+// record appends the question and the answer to the thread.
+func (p *Pipeline) record(ctx context.Context, r *run, a *Answer) error {
+	if r.req.Thread == "" {
+		return nil
+	}
+	cites := make([]Citation, len(a.Citations))
+	for i, c := range a.Citations {
+		c.Text = ""
+		cites[i] = c
+	}
+	data, err := json.Marshal(turnData{Extractive: a.Extractive, Citations: cites})
+	if err != nil {
+		return fmt.Errorf("ask: thread %s: %w", r.req.Thread, err)
+	}
+	now := time.Now().UTC()
+	err = p.Threads.AppendTurns(ctx, r.req.Thread, []store.Turn{
+		{Role: string(llm.RoleUser), Content: r.req.Question, Created: now},
+		{Role: string(llm.RoleAssistant), Content: a.Text, Data: data, Created: now},
+	})
+	if err != nil {
+		return fmt.Errorf("ask: record the turn: %w", err)
+	}
+	return nil
+}
