@@ -201,7 +201,17 @@ func (d *decoder) getWords(n uint64, size int, put func(v uint64)) {
 
 func (d *decoder) u32s(n uint64) []uint32 {
 	out := make([]uint32, 0, d.capFor(n, 4))
-	d.getWords(n, 4, func(v uint64) { out = append(out, uint32(v)) })
+	for n > 0 && d.err == nil {
+		c := min(n, 1<<14)
+		b := d.bytes(int(c) * 4)
+		if b == nil {
+			break
+		}
+		for i := range int(c) {
+			out = append(out, binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		n -= c
+	}
 	return out
 }
 
@@ -211,9 +221,20 @@ func (d *decoder) u64s(n uint64) []uint64 {
 	return out
 }
 
+// f32s decodes in a tight loop: the graph's vectors are most of a file.
 func (d *decoder) f32s(n uint64) []float32 {
 	out := make([]float32, 0, d.capFor(n, 4))
-	d.getWords(n, 4, func(v uint64) { out = append(out, math.Float32frombits(uint32(v))) })
+	for n > 0 && d.err == nil {
+		c := min(n, 1<<14)
+		b := d.bytes(int(c) * 4)
+		if b == nil {
+			break
+		}
+		for i := range int(c) {
+			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+		n -= c
+	}
 	return out
 }
 

@@ -131,13 +131,22 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	vecRaw, err := read("hnsw.bin")
-	if err != nil {
-		return 0, err
-	}
-	kwRaw, err := read("bm25.bin")
-	if err != nil {
-		return 0, err
+	// The index files check themselves and are most of the checkpoint:
+	// stream them instead of holding a second copy in memory.
+	stream := func(file string, fn func(io.Reader) error) error {
+		f, err := os.Open(filepath.Join(ck, file))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if st.Size() != m.Sizes[file] {
+			return fmt.Errorf("%s: %d bytes, the manifest says %d", file, st.Size(), m.Sizes[file])
+		}
+		return fn(sizedReader{bufio.NewReaderSize(f, 1<<20), int(st.Size())})
 	}
 	var ids idsFile
 	if err := gob.NewDecoder(bytes.NewReader(idsRaw)).Decode(&ids); err != nil {
@@ -147,12 +156,12 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err := gob.NewDecoder(bytes.NewReader(metaRaw)).Decode(&mf); err != nil {
 		return 0, fmt.Errorf("meta: %w", err)
 	}
-	vec, err := hnsw.Read(bytes.NewReader(vecRaw))
-	if err != nil {
+	var vec *hnsw.Index
+	if err := stream("hnsw.bin", func(r io.Reader) (err error) { vec, err = hnsw.Read(r); return err }); err != nil {
 		return 0, fmt.Errorf("graph: %w", err)
 	}
-	kw, err := bm25.Read(bytes.NewReader(kwRaw))
-	if err != nil {
+	var kw *bm25.Index
+	if err := stream("bm25.bin", func(r io.Reader) (err error) { kw, err = bm25.Read(r); return err }); err != nil {
 		return 0, fmt.Errorf("keyword index: %w", err)
 	}
 	if vec.Dim() != c.cfg.Model.Dimension || len(mf.Keys) != len(mf.Lists) {
@@ -366,3 +375,12 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// sizedReader tells a decoder how much input there is (an upper bound on
+// what it may allocate) while streaming it.
+type sizedReader struct {
+	io.Reader
+	n int
+}
+
+func (r sizedReader) Len() int { return r.n }
