@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"unsafe"
 )
 
 // File layout, little-endian: magic, version, config, the level generator's
@@ -230,13 +231,22 @@ func (d *decoder) f32s(n uint64) []float32 {
 		if b == nil {
 			break
 		}
-		for i := range int(c) {
-			out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+		if littleEndian {
+			// The file's byte order is the machine's: copy the words as
+			// they are (d.buf is freshly allocated, so aligned).
+			out = append(out, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), int(c))...)
+		} else {
+			for i := range int(c) {
+				out = append(out, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+			}
 		}
 		n -= c
 	}
 	return out
 }
+
+// littleEndian reports the machine's byte order, fixed at start-up.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("hnsw: read: %w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
