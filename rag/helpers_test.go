@@ -109,3 +109,13 @@ func sourced(content, name string, headings ...string) *document.Document {
 	d.Provenance = document.Provenance{Source: name, HeadingPath: headings, LineStart: 1, LineEnd: 3}
 	return d
 }
+
+func hashEmbedder() (*hash.Embedder, error) { return hash.New(hash.Config{}) }
+
+func embedOne(e *hash.Embedder, text string) ([]float32, error) {
+	vecs, err := e.Embed(context.Background(), []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
