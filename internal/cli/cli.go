@@ -86,6 +86,7 @@ can search and ask questions of, with answers that cite their sources.`,
 	root.AddCommand(newFilterCmd(stdio))
 	root.AddCommand(newChunkCmd(stdio))
 	root.AddCommand(newBenchCmd(stdio))
+	root.AddCommand(newMCPCmd(stdio))
 	root.AddCommand(newAskCmd(stdio), newChatCmd(stdio))
 	return root
 }

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/mcp"
+	"github.com/quarry-rag/quarry/store"
+)
+
+func newMCPCmd(stdio IO) *cobra.Command {
+	var (
+		f        kbFlags
+		httpAddr string
+		readOnly bool
+		roots    []string
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the knowledge base to AI assistants over the Model Context Protocol",
+		Long: `Serve the knowledge base as MCP tools: knowledge_search, knowledge_ask, knowledge_status,
+knowledge_ingest_status and, unless --read-only, knowledge_ingest, knowledge_add_documents
+and knowledge_delete.
+
+Without --http the server speaks MCP on stdin and stdout, as assistants that start it
+expect; logs go to stderr. Ingestion reads only paths inside the --root folders.`,
+		Example: `  quarry mcp
+  quarry mcp --read-only
+  quarry mcp --http 127.0.0.1:8765 --root ./docs`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			k, err := openKB(ctx, &f, !readOnly)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			mode := store.Mode(k.cfg.Search.Mode)
+			if mode == store.ModeAuto {
+				mode = DefaultMode(k.embedder.Model())
+			}
+			k.ingestOptions(nil) // creates the loader now, so tool calls only read it
+			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			srv, err := mcp.New(mcp.Config{
+				Store:         k.store,
+				Embedder:      k.embedder,
+				Collection:    k.cfg.Collection,
+				Mode:          mode,
+				TopK:          k.cfg.Search.TopK,
+				IngestOptions: func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
+				Roots:         roots,
+				ReadOnly:      readOnly,
+				Logger:        logger,
+			})
+			if err != nil {
+				return usageErr(err)
+			}
+			defer srv.Close()
+			if httpAddr == "" {
+				t := &sdk.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
+				return srv.Run(ctx, t)
+			}
+			return serveMCPHTTP(ctx, srv, httpAddr, stdio.Err)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (host:port) instead of stdio")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "leave out the tools that ingest, add or delete")
+	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder knowledge_ingest may read (repeatable; default: the current directory)")
+	return cmd
+}
+
+// serveMCPHTTP serves until ctx is cancelled, then drains requests.
+func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, log io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("mcp: listen on %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(log, "quarry mcp: serving streamable HTTP on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("mcp: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		// Clients' event streams stay open until closed.
+		hs.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("mcp: serve: %w", err)
+	}
+	return nil
+}
+
+// nopWriteCloser keeps the transport from closing the process's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,190 @@
+// Package mcp serves a Quarry knowledge base to AI assistants over the Model
+// Context Protocol: tools to search, ask, ingest, add, delete and inspect,
+// each with a JSON schema and a description written for a model.
+//
+// A Server is transport-neutral: Run serves one session over stdio (or any
+// sdk transport), Handler serves streamable HTTP. Ingestions run as jobs in
+// goroutines the Server owns; Close cancels them and waits.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// Config is what a Server serves. Store, Embedder and Collection are
+// required; IngestOptions is required unless ReadOnly.
+type Config struct {
+	// Store holds the collections.
+	Store *store.Store
+	// Embedder embeds queries and added documents; collections built with
+	// another model are refused.
+	Embedder embed.Embedder
+	// Collection is the collection a tool uses when the call names none.
+	Collection string
+	// Mode is the search mode when a call names none; ModeAuto lets the
+	// store pick (hybrid with a query and an embedding).
+	Mode store.Mode
+	// TopK is the number of search results when a call names none
+	// (store.DefaultTopK when 0).
+	TopK int
+	// IngestOptions returns the ingestion settings for a collection
+	// (embedder, loader, chunking). The Server sets Collection, Jobs and
+	// JobParams itself.
+	IngestOptions func(*store.Collection) ingest.Options
+	// Roots confine the paths knowledge_ingest accepts; relative paths
+	// in a call are resolved against the first. Empty means the current
+	// directory.
+	Roots []string
+	// ReadOnly leaves out the tools that change the knowledge base.
+	ReadOnly bool
+	// Model writes knowledge_ask answers; nil answers extractively,
+	// quoting the passages.
+	Model llm.ChatModel
+	// Version is reported to clients.
+	Version string
+	// Logger receives the server's records; slog.Default() when nil.
+	Logger *slog.Logger
+}
+
+// Server is a Quarry MCP server. It is safe for concurrent sessions.
+type Server struct {
+	cfg   Config
+	roots []string // absolute, symlinks resolved
+	mcp   *sdk.Server
+	log   *slog.Logger
+
+	// jobCtx is cancelled by Close to stop running ingestions.
+	jobCtx    context.Context
+	cancelJob context.CancelFunc
+
+	mu     sync.Mutex // guards closed and the wg.Add that must not race Close
+	closed bool
+	jobs   sync.WaitGroup
+}
+
+// New checks cfg and builds a Server with its tools registered.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Embedder == nil {
+		return nil, errors.New("mcp: a store and an embedder are required")
+	}
+	if cfg.Collection == "" {
+		return nil, errors.New("mcp: a default collection is required")
+	}
+	if !cfg.ReadOnly && cfg.IngestOptions == nil {
+		return nil, errors.New("mcp: IngestOptions is required unless the server is read-only")
+	}
+	if cfg.TopK < 0 {
+		return nil, fmt.Errorf("mcp: top k must be positive, got %d", cfg.TopK)
+	}
+	roots := cfg.Roots
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	for _, r := range roots {
+		abs, err := resolveRoot(r)
+		if err != nil {
+			return nil, err
+		}
+		s.roots = append(s.roots, abs)
+	}
+	version := cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "quarry", Title: "Quarry knowledge base", Version: version},
+		&sdk.ServerOptions{Instructions: instructions, Logger: s.log})
+	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
+	s.addTools()
+	return s, nil
+}
+
+const instructions = `Quarry is a searchable knowledge base of documents. Use knowledge_search to find passages ` +
+	`(each with its source, page, headings and lines, so you can cite them), knowledge_ask for a cited answer, ` +
+	`and knowledge_status to see which collections exist.`
+
+// resolveRoot makes a root absolute with its symlinks resolved, so that
+// containment checks compare real paths.
+func resolveRoot(r string) (string, error) {
+	abs, err := filepath.Abs(r)
+	if err != nil {
+		return "", fmt.Errorf("mcp: root %s: %w", r, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("mcp: root %s: %w", r, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("mcp: root %s: %w", r, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("mcp: root %s is not a directory", r)
+	}
+	return real, nil
+}
+
+// MCP returns the underlying SDK server, for transports this package does
+// not wrap.
+func (s *Server) MCP() *sdk.Server { return s.mcp }
+
+// Run serves one session over t (sdk.StdioTransport for `quarry mcp`)
+// until the client disconnects or ctx is cancelled. It does not Close the
+// Server.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	if err := s.mcp.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	return nil
+}
+
+// Handler serves the tools over streamable HTTP, one session per client.
+func (s *Server) Handler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
+		&sdk.StreamableHTTPOptions{Logger: s.log})
+}
+
+// Close cancels running ingestions and waits for them to stop. An
+// interrupted ingestion leaves each source at its old or its new version
+// and is recorded as failed, so running it again finishes it.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancelJob()
+	s.jobs.Wait()
+	return nil
+}
+
+// goJob runs fn in a goroutine the Server owns, with a context Close
+// cancels; it fails once the Server is closed.
+func (s *Server) goJob(fn func(ctx context.Context)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("the server is shutting down")
+	}
+	s.jobs.Add(1)
+	go func() {
+		defer s.jobs.Done()
+		fn(s.jobCtx)
+	}()
+	return nil
+}
