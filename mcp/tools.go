@@ -622,8 +622,16 @@ func (s *Server) addDocuments(ctx context.Context, _ *sdk.CallToolRequest, in Ad
 		docs[i], texts[i] = d, nd.Text
 	}
 	// Validate before embedding: a model API call is the expensive part.
-	if err := c.ValidateDocuments(docs); err != nil {
-		return nil, out, fmt.Errorf("invalid documents: %w", err)
+	// Upsert checks again, with the vectors.
+	seen := make(map[string]int, len(docs))
+	for i, d := range docs {
+		if j, dup := seen[d.ID]; dup {
+			return nil, out, fmt.Errorf("documents[%d] and documents[%d] share id %q", j, i, d.ID)
+		}
+		seen[d.ID] = i
+		if err := c.Config().Schema.ValidateDocument(d); err != nil {
+			return nil, out, fmt.Errorf("documents[%d]: %w", i, err)
+		}
 	}
 	vecs, err := s.cfg.Embedder.Embed(ctx, texts)
 	if err != nil {

@@ -1,0 +1,373 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quarry-rag/quarry/embed/hash"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/mcp"
+	"github.com/quarry-rag/quarry/store"
+	_ "github.com/quarry-rag/quarry/store/memory"
+)
+
+// fixture is a server on an in-memory store with a small corpus folder as
+// its root.
+type fixture struct {
+	root string
+	srv  *mcp.Server
+}
+
+func newFixture(t *testing.T, readOnly bool) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	write(t, filepath.Join(root, "docs", "refunds.md"), "# Policies\n\n## Refunds\n\nRefunds are paid within fourteen days of the return.\n")
+	write(t, filepath.Join(root, "docs", "shipping.md"), "# Shipping\n\nParcels ship from Rotterdam every weekday.\n")
+	st, err := store.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	emb, err := hash.New(hash.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loader := load.New(load.Options{})
+	t.Cleanup(func() { loader.Close() })
+	srv, err := mcp.New(mcp.Config{
+		Store: st, Embedder: emb, Collection: "default", Mode: store.ModeKeyword,
+		IngestOptions: func(c *store.Collection) ingest.Options {
+			return ingest.Options{Collection: c, Embedder: emb, Loader: loader, Workers: 1}
+		},
+		Roots: []string{root}, ReadOnly: readOnly, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return &fixture{root: root, srv: srv}
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connect serves srv over the SDK's in-memory transport and returns a
+// client session on it.
+func connect(t *testing.T, srv *mcp.Server) *sdk.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server: %v", err)
+		}
+	})
+	return cs
+}
+
+// call calls a tool and decodes its structured content into out; it fails
+// the test on a tool error.
+func call(t *testing.T, cs *sdk.ClientSession, name string, args any, out any) *sdk.CallToolResult {
+	t.Helper()
+	res := callRaw(t, cs, name, args)
+	if res.IsError {
+		t.Fatalf("%s: tool error: %s", name, text(res))
+	}
+	if out != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: structured content %s: %v", name, b, err)
+		}
+	}
+	return res
+}
+
+func callRaw(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func toolNames(t *testing.T, cs *sdk.ClientSession) map[string]*sdk.Tool {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]*sdk.Tool{}
+	for _, tl := range res.Tools {
+		tools[tl.Name] = tl
+	}
+	return tools
+}
+
+// ingestCorpus runs knowledge_ingest on the fixture's docs folder and waits
+// for the job to finish.
+func ingestCorpus(t *testing.T, cs *sdk.ClientSession) mcp.Job {
+	t.Helper()
+	var started mcp.IngestOutput
+	call(t, cs, mcp.ToolIngest, map[string]any{"paths": []string{"docs"}}, &started)
+	if started.JobID == "" {
+		t.Fatal("knowledge_ingest returned no job id")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var j mcp.Job
+		call(t, cs, mcp.ToolIngestStatus, map[string]any{"job_id": started.JobID}, &j)
+		if j.State != store.JobRunning {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still running: %+v", j.ID, j)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestListTools(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	tools := toolNames(t, cs)
+	for _, name := range []string{mcp.ToolSearch, mcp.ToolAsk, mcp.ToolStatus, mcp.ToolIngest, mcp.ToolIngestStatus, mcp.ToolAddDocuments, mcp.ToolDelete} {
+		tl, ok := tools[name]
+		if !ok {
+			t.Errorf("tool %s missing", name)
+			continue
+		}
+		if tl.Description == "" {
+			t.Errorf("%s has no description", name)
+		}
+		if tl.InputSchema == nil || tl.OutputSchema == nil {
+			t.Errorf("%s lacks an input or output schema", name)
+		}
+	}
+	schema, _ := json.Marshal(tools[mcp.ToolSearch].InputSchema)
+	var s struct {
+		Required   []string                   `json:"required"`
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Required, []string{"query"}) {
+		t.Errorf("search requires %v, want [query]", s.Required)
+	}
+	for _, p := range []string{"query", "mode", "top_k", "filter", "collection"} {
+		if _, ok := s.Properties[p]; !ok {
+			t.Errorf("search schema lacks %s: %s", p, schema)
+		}
+	}
+}
+
+func TestReadOnlyHidesMutatingTools(t *testing.T) {
+	f := newFixture(t, true)
+	cs := connect(t, f.srv)
+	tools := toolNames(t, cs)
+	for _, name := range []string{mcp.ToolIngest, mcp.ToolAddDocuments, mcp.ToolDelete} {
+		if _, ok := tools[name]; ok {
+			t.Errorf("read-only server offers %s", name)
+		}
+	}
+	for _, name := range []string{mcp.ToolSearch, mcp.ToolStatus, mcp.ToolIngestStatus} {
+		if _, ok := tools[name]; !ok {
+			t.Errorf("read-only server lacks %s", name)
+		}
+	}
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ToolDelete, Arguments: map[string]any{"source": "x"}})
+	if err == nil && !res.IsError {
+		t.Error("knowledge_delete ran on a read-only server")
+	}
+}
+
+func TestIngestSearchStatus(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	j := ingestCorpus(t, cs)
+	if j.State != store.JobDone || j.Files != 2 || j.Chunks < 2 {
+		t.Fatalf("job = %+v, want done with 2 files", j)
+	}
+
+	var out mcp.SearchOutput
+	res := call(t, cs, mcp.ToolSearch, map[string]any{"query": "refunds paid", "top_k": 3}, &out)
+	if len(out.Results) == 0 {
+		t.Fatal("no results")
+	}
+	top := out.Results[0]
+	if top.Source != "refunds.md" || top.SourceType != "file" {
+		t.Errorf("top source = %s %q, want file refunds.md", top.SourceType, top.Source)
+	}
+	if !slices.Contains(top.Headings, "Refunds") || top.LineStart == 0 || top.LineEnd < top.LineStart {
+		t.Errorf("top provenance = headings %v lines %d-%d", top.Headings, top.LineStart, top.LineEnd)
+	}
+	if txt := text(res); !strings.Contains(txt, "refunds.md") || !strings.Contains(txt, "fourteen days") {
+		t.Errorf("text part = %q", txt)
+	}
+
+	// A filter in the text syntax narrows; one on an undeclared field is a
+	// tool error naming the field.
+	call(t, cs, mcp.ToolSearch, map[string]any{"query": "refunds ship", "filter": "sourceName = 'shipping.md'"}, &out)
+	for _, r := range out.Results {
+		if r.Source != "shipping.md" {
+			t.Errorf("filtered result from %s", r.Source)
+		}
+	}
+	call(t, cs, mcp.ToolSearch, map[string]any{"query": "refunds", "filter": map[string]any{"sourceName": "refunds.md"}}, &out)
+	if len(out.Results) == 0 {
+		t.Error("JSON filter found nothing")
+	}
+	bad := callRaw(t, cs, mcp.ToolSearch, map[string]any{"query": "refunds", "filter": "year >= 2024"})
+	if !bad.IsError || !strings.Contains(text(bad), "year") {
+		t.Errorf("invalid filter: error=%v %q", bad.IsError, text(bad))
+	}
+
+	var st mcp.StatusOutput
+	call(t, cs, mcp.ToolStatus, map[string]any{}, &st)
+	if len(st.Collections) != 1 || st.Collections[0].Documents < 2 || st.LastJob == nil || st.LastJob.ID != j.ID {
+		t.Errorf("status = %+v", st)
+	}
+
+	var ans mcp.AskOutput
+	call(t, cs, mcp.ToolAsk, map[string]any{"question": "How long do refunds take?"}, &ans)
+	if ans.Answer == "" || len(ans.Citations) == 0 || ans.Citations[0].Source == "" {
+		t.Errorf("ask = %+v", ans)
+	}
+}
+
+func TestIngestOutsideRootsRefused(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	outside := t.TempDir()
+	write(t, filepath.Join(outside, "secret.md"), "# Secret\n\nnot for the model\n")
+	if err := os.Symlink(outside, filepath.Join(f.root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{outside, filepath.Join(outside, "secret.md"), "../" + filepath.Base(outside), "docs/../../" + filepath.Base(outside), "link", "link/secret.md", "/etc"} {
+		res := callRaw(t, cs, mcp.ToolIngest, map[string]any{"paths": []string{p}})
+		if !res.IsError || !strings.Contains(text(res), "refused") {
+			t.Errorf("ingest %s: error=%v %q", p, res.IsError, text(res))
+		}
+	}
+}
+
+func TestAddDocumentsThenDelete(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	var added mcp.AddDocumentsOutput
+	call(t, cs, mcp.ToolAddDocuments, map[string]any{"documents": []map[string]any{
+		{"text": "The staging database is rebuilt every Sunday night.", "source": "ops-notes", "metadata": map[string]any{"team": "ops"}},
+		{"text": "Lunch is served at noon.", "id": "lunch"},
+	}}, &added)
+	if len(added.IDs) != 2 || added.IDs[1] != "lunch" {
+		t.Fatalf("added = %+v", added)
+	}
+	var out mcp.SearchOutput
+	call(t, cs, mcp.ToolSearch, map[string]any{"query": "staging database"}, &out)
+	if len(out.Results) == 0 || out.Results[0].Source != "ops-notes" || out.Results[0].Metadata["team"] != "ops" {
+		t.Fatalf("search after add = %+v", out)
+	}
+
+	bad := callRaw(t, cs, mcp.ToolAddDocuments, map[string]any{"documents": []map[string]any{{"text": "x", "metadata": map[string]any{"sourceName": "y"}}}})
+	if !bad.IsError {
+		t.Errorf("reserved metadata key accepted: %q", text(bad))
+	}
+
+	var del mcp.DeleteOutput
+	call(t, cs, mcp.ToolDelete, map[string]any{"source": "ops-notes"}, &del)
+	if del.Deleted != 1 {
+		t.Errorf("deleted %d, want 1", del.Deleted)
+	}
+	call(t, cs, mcp.ToolSearch, map[string]any{"query": "staging database"}, &out)
+	for _, r := range out.Results {
+		if r.Source == "ops-notes" {
+			t.Error("deleted source still found")
+		}
+	}
+	if res := callRaw(t, cs, mcp.ToolDelete, map[string]any{}); !res.IsError {
+		t.Error("delete with neither source nor filter accepted")
+	}
+}
+
+func TestStreamableHTTP(t *testing.T) {
+	f := newFixture(t, false)
+	hs := httptest.NewServer(f.srv.Handler())
+	defer hs.Close()
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: hs.URL, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if j := ingestCorpus(t, cs); j.State != store.JobDone {
+		t.Fatalf("job = %+v", j)
+	}
+	var out mcp.SearchOutput
+	call(t, cs, mcp.ToolSearch, map[string]any{"query": "parcels Rotterdam"}, &out)
+	if len(out.Results) == 0 || out.Results[0].Source != "shipping.md" {
+		t.Errorf("search over HTTP = %+v", out)
+	}
+}
+
+func TestCloseWaitsForJobs(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	var started mcp.IngestOutput
+	call(t, cs, mcp.ToolIngest, map[string]any{"paths": []string{"docs"}}, &started)
+	if err := f.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close waited for the job: it is recorded as finished, done or failed.
+	var j mcp.Job
+	call(t, cs, mcp.ToolIngestStatus, map[string]any{"job_id": started.JobID}, &j)
+	if j.State == store.JobRunning || j.Finished == "" {
+		t.Errorf("after Close the job is %+v", j)
+	}
+	// New ingestions are refused.
+	res := callRaw(t, cs, mcp.ToolIngest, map[string]any{"paths": []string{"docs"}})
+	if !res.IsError {
+		t.Error("ingest accepted after Close")
+	}
+}
