@@ -38,6 +38,9 @@ type Config struct {
 	// Mode is the search mode when a call names none; ModeAuto lets the
 	// store pick (hybrid with a query and an embedding).
 	Mode store.Mode
+	// AskMode is the retrieval mode of knowledge_ask; ModeAuto means
+	// hybrid.
+	AskMode store.Mode
 	// TopK is the number of search results when a call names none
 	// (store.DefaultTopK when 0).
 	TopK int

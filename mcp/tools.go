@@ -379,9 +379,10 @@ func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, in AskInput) (
 		return nil, out, err
 	}
 	p := rag.Pipeline{
-		Retriever: &rag.CollectionRetriever{Collection: c, Embedder: s.cfg.Embedder, Mode: s.cfg.Mode},
-		Model:     s.cfg.Model,
-		Logger:    s.log,
+		Retriever:  &rag.CollectionRetriever{Collection: c, Embedder: s.cfg.Embedder, Mode: s.cfg.AskMode},
+		Model:      s.cfg.Model,
+		Extractive: rag.Extractive{Embedder: s.cfg.Embedder},
+		Logger:     s.log,
 	}
 	ans, err := p.Ask(ctx, rag.Request{Question: in.Question, Filter: f, TopK: topK})
 	if err != nil {

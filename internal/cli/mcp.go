@@ -24,6 +24,7 @@ func newMCPCmd(stdio IO) *cobra.Command {
 		httpAddr string
 		readOnly bool
 		roots    []string
+		model    string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -49,6 +50,18 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 			if mode == store.ModeAuto {
 				mode = DefaultMode(k.embedder.Model())
 			}
+			askMode := store.Mode(k.cfg.Search.Mode)
+			if askMode == store.ModeAuto {
+				askMode = AskMode
+			}
+			spec := model
+			if spec == "" {
+				spec = k.cfg.LLM
+			}
+			chat, err := newChatModel(spec)
+			if err != nil {
+				return usageErr(err)
+			}
 			k.ingestOptions(nil) // creates the loader now, so tool calls only read it
 			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			srv, err := mcp.New(mcp.Config{
@@ -56,6 +69,8 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 				Embedder:      k.embedder,
 				Collection:    k.cfg.Collection,
 				Mode:          mode,
+				AskMode:       askMode,
+				Model:         chat,
 				TopK:          k.cfg.Search.TopK,
 				IngestOptions: func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
 				Roots:         roots,
@@ -76,6 +91,7 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 	f.register(cmd)
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (host:port) instead of stdio")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "leave out the tools that ingest, add or delete")
+	cmd.Flags().StringVar(&model, "model", "", "chat model for knowledge_ask as provider:model, overriding the llm setting (default: extractive answers)")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder knowledge_ingest may read (repeatable; default: the current directory)")
 	return cmd
 }
