@@ -648,7 +648,7 @@ func (s *Server) addDocuments(ctx context.Context, _ *sdk.CallToolRequest, in Ad
 	if err := c.Upsert(ctx, docs); err != nil {
 		return nil, out, fmt.Errorf("add to %q: %w", c.Name(), err)
 	}
-	text := fmt.Sprintf("Added %d documents to collection %q.", len(docs), c.Name())
+	text := fmt.Sprintf("Added %s to collection %q.", count(len(docs), "document"), c.Name())
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 
@@ -673,6 +673,14 @@ func (s *Server) delete(ctx context.Context, _ *sdk.CallToolRequest, in DeleteIn
 		return nil, out, fmt.Errorf("delete from %q: %w", c.Name(), err)
 	}
 	out.Deleted = n
-	text := fmt.Sprintf("Deleted %d passages from collection %q.", n, c.Name())
+	text := fmt.Sprintf("Deleted %s from collection %q.", count(n, "passage"), c.Name())
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+}
+
+// count writes n with its noun, singular or plural.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
