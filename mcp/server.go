@@ -115,7 +115,9 @@ func New(cfg Config) (*Server, error) {
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "quarry", Title: "Quarry knowledge base", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: s.log})
 	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
-	s.addTools()
+	if err := s.addTools(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

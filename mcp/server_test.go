@@ -195,6 +195,16 @@ func TestListTools(t *testing.T) {
 	if !slices.Equal(s.Required, []string{"query"}) {
 		t.Errorf("search requires %v, want [query]", s.Required)
 	}
+	var mode struct {
+		Enum []string `json:"enum"`
+	}
+	json.Unmarshal(s.Properties["mode"], &mode)
+	if !slices.Equal(mode.Enum, []string{"keyword", "vector", "hybrid"}) {
+		t.Errorf("mode enum = %v", mode.Enum)
+	}
+	if res := callRaw(t, cs, mcp.ToolSearch, map[string]any{"query": "x", "top_k": 1000}); !res.IsError {
+		t.Error("top_k 1000 accepted")
+	}
 	for _, p := range []string{"query", "mode", "top_k", "filter", "collection"} {
 		if _, ok := s.Properties[p]; !ok {
 			t.Errorf("search schema lacks %s: %s", p, schema)
@@ -288,6 +298,21 @@ func TestIngestOutsideRootsRefused(t *testing.T) {
 		res := callRaw(t, cs, mcp.ToolIngest, map[string]any{"paths": []string{p}})
 		if !res.IsError || !strings.Contains(text(res), "refused") {
 			t.Errorf("ingest %s: error=%v %q", p, res.IsError, text(res))
+		}
+	}
+
+	// A symlink inside an allowed folder that leads out is not followed.
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(f.root, "docs", "leak.md")); err != nil {
+		t.Fatal(err)
+	}
+	if j := ingestCorpus(t, cs); j.State != store.JobDone || j.Total != 2 {
+		t.Errorf("job = %+v, want done with 2 files", j)
+	}
+	var out mcp.SearchOutput
+	call(t, cs, mcp.ToolSearch, map[string]any{"query": "secret model"}, &out)
+	for _, r := range out.Results {
+		if strings.Contains(r.Text, "not for the model") {
+			t.Errorf("ingested through a symlink: %+v", r)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarry-rag/quarry/document"
@@ -170,12 +171,36 @@ func readOnly(title string) *sdk.ToolAnnotations {
 	return &sdk.ToolAnnotations{Title: title, ReadOnlyHint: true, OpenWorldHint: new(false)}
 }
 
-func (s *Server) addTools() {
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolSearch, Annotations: readOnly("Search the knowledge base"),
+// inputSchema is T's inferred schema with the choices and bounds a model
+// should see: mode as an enum, top_k within [0, maxTopK].
+func inputSchema[T any]() (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: input schema: %w", err)
+	}
+	if p := s.Properties["mode"]; p != nil {
+		p.Enum = []any{string(store.ModeKeyword), string(store.ModeVector), string(store.ModeHybrid)}
+	}
+	if p := s.Properties["top_k"]; p != nil {
+		p.Minimum, p.Maximum = new(float64(0)), new(float64(maxTopK))
+	}
+	return s, nil
+}
+
+func (s *Server) addTools() error {
+	searchIn, err := inputSchema[SearchInput]()
+	if err != nil {
+		return err
+	}
+	askIn, err := inputSchema[AskInput]()
+	if err != nil {
+		return err
+	}
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolSearch, Annotations: readOnly("Search the knowledge base"), InputSchema: searchIn,
 		Description: "Search the knowledge base and return the best-matching passages, each with its source, " +
 			"page, headings and line range so it can be cited. Use keyword mode for exact names and codes, " +
 			"vector or hybrid for questions phrased in other words. Narrow with a metadata filter."}, s.search)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAsk, Annotations: readOnly("Ask the knowledge base"),
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAsk, Annotations: readOnly("Ask the knowledge base"), InputSchema: askIn,
 		Description: "Answer a question from the knowledge base. The answer cites passages with [n] markers; " +
 			"citations lists each passage with its source, page, headings and lines."}, s.ask)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolStatus, Annotations: readOnly("Knowledge base status"),
@@ -185,7 +210,7 @@ func (s *Server) addTools() {
 		Description: "Report an ingestion job's state (running, done or failed) and progress: files handled " +
 			"of the total, chunks written, files that failed."}, s.ingestStatus)
 	if s.cfg.ReadOnly {
-		return
+		return nil
 	}
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIngest,
 		Annotations: &sdk.ToolAnnotations{Title: "Ingest files", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
@@ -201,6 +226,7 @@ func (s *Server) addTools() {
 		Annotations: &sdk.ToolAnnotations{Title: "Delete passages", DestructiveHint: new(true), OpenWorldHint: new(false)},
 		Description: "Delete passages from a collection: every passage of a source, or every passage matching " +
 			"a metadata filter. Give source or filter (both: passages matching both)."}, s.delete)
+	return nil
 }
 
 // collection opens a collection by name (the default when empty) and
