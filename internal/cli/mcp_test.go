@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -140,5 +142,49 @@ func TestMCPHTTPAndRoots(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("quarry mcp --http did not stop when cancelled")
+	}
+}
+
+// TestMCPSubprocessHelper is `quarry mcp` when the test binary is started
+// by TestMCPSubprocess; otherwise it does nothing.
+func TestMCPSubprocessHelper(t *testing.T) {
+	if os.Getenv("GO_TEST_MCP_HELPER") != "1" {
+		t.Skip("run by TestMCPSubprocess")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Exit(cli.Run(context.Background(), args, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+}
+
+// TestMCPSubprocess starts `quarry mcp` as a process, as a desktop client
+// does, and talks to it over its stdin and stdout.
+func TestMCPSubprocess(t *testing.T) {
+	_, kb := mcpKB(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMCPSubprocessHelper$", "--", "mcp", "--kb", kb)
+	// Not QUARRY_…: those variables are settings.
+	cmd.Env = append(os.Environ(), "GO_TEST_MCP_HELPER=1")
+	var errOut lockedBuffer
+	cmd.Stderr = &errOut
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v; stderr: %s", err, errOut.String())
+	}
+	out := mcpSearch(t, cs)
+	results, _ := out["results"].([]any)
+	if len(results) == 0 || results[0].(map[string]any)["source"] != "guide/refunds.md" {
+		t.Errorf("search in a subprocess: %v", out)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v; stderr: %s", err, errOut.String())
+	}
+	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
+		t.Errorf("quarry mcp did not exit cleanly on closed stdin: %v; stderr: %s", cmd.ProcessState, errOut.String())
 	}
 }
