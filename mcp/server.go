@@ -161,9 +161,12 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 }
 
 // Handler serves the tools over streamable HTTP, one session per client.
+// Requests a browser sends from another site's page are refused, and the
+// SDK refuses localhost requests naming another host (DNS rebinding).
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
 		&sdk.StreamableHTTPOptions{Logger: s.log})
+	return http.NewCrossOriginProtection().Handler(h)
 }
 
 // Close cancels running ingestions and waits for them to stop. An

@@ -82,9 +82,9 @@ type AskOutput struct {
 
 // IngestInput is the input of knowledge_ingest.
 type IngestInput struct {
-	Paths      []string          `json:"paths" jsonschema:"files or folders to ingest, inside the server's allowed roots; relative paths start at the first root"`
-	Collection string            `json:"collection,omitempty" jsonschema:"collection to ingest into, created when missing; omit for the default"`
-	Metadata   map[string]string `json:"metadata,omitempty" jsonschema:"metadata added to every chunk"`
+	Paths      []string       `json:"paths" jsonschema:"files or folders to ingest, inside the server's allowed roots; relative paths start at the first root"`
+	Collection string         `json:"collection,omitempty" jsonschema:"collection to ingest into, created when missing; omit for the default"`
+	Metadata   map[string]any `json:"metadata,omitempty" jsonschema:"metadata added to every chunk: strings, numbers, booleans or lists of strings"`
 }
 
 // IngestOutput is the structured result of knowledge_ingest.
@@ -574,10 +574,7 @@ func (s *Server) ingest(ctx context.Context, _ *sdk.CallToolRequest, in IngestIn
 	rec := &firstJob{JobStore: js, id: make(chan string, 1)}
 	opt.Jobs = rec
 	if len(in.Metadata) > 0 {
-		opt.Metadata = make(map[string]any, len(in.Metadata))
-		for k, v := range in.Metadata {
-			opt.Metadata[k] = v
-		}
+		opt.Metadata = in.Metadata
 	}
 	if opt.JobParams, err = json.Marshal(ingestParams{Roots: paths, Collection: c.Name(), Meta: opt.Metadata}); err != nil {
 		return nil, out, fmt.Errorf("record the job: %w", err)
