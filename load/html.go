@@ -190,7 +190,7 @@ func (r *HTMLReader) markdown(ctx context.Context, page *html.Node) (string, str
 		lead = "# " + main + "\n\n"
 	}
 	plain(content)
-	md, err := r.converter().ConvertNode(content, converter.WithContext(ctx))
+	md, err := convertNode(ctx, r.converter(), content)
 	if err != nil {
 		return "", "", fmt.Errorf("html to markdown: %w", err)
 	}
@@ -550,4 +550,16 @@ func tidyMarkdown(s string) string {
 		return ""
 	}
 	return s + "\n"
+}
+
+// convertNode runs the Markdown converter, turning a panic inside it (one
+// escapes a trailing '#' in a one-byte heading out of range) into an error,
+// so a hostile page is a per-file failure, never a crash.
+func convertNode(ctx context.Context, c *converter.Converter, n *html.Node) (md []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the converter failed on this page: %v", p)
+		}
+	}()
+	return c.ConvertNode(n, converter.WithContext(ctx))
 }
