@@ -18,18 +18,19 @@ func (s *Server) confine(p string) (string, error) {
 		p = filepath.Join(s.roots[0], p)
 	}
 	p = filepath.Clean(p)
-	if !s.inRoots(p) {
-		return "", fmt.Errorf("path %s is outside the allowed roots (%s)", p, strings.Join(s.roots, ", "))
-	}
+	outside := fmt.Errorf("path %s is outside the allowed roots (%s)", p, strings.Join(s.roots, ", "))
 	real, err := filepath.EvalSymlinks(p)
-	if os.IsNotExist(err) {
+	switch {
+	case err != nil && !s.inRoots(p):
+		return "", outside // say nothing of what exists out there
+	case os.IsNotExist(err):
 		return "", fmt.Errorf("path %s does not exist", p)
-	}
-	if err != nil {
+	case err != nil:
 		return "", fmt.Errorf("path %s: %w", p, err)
-	}
-	if !s.inRoots(real) {
+	case !s.inRoots(real) && s.inRoots(p):
 		return "", fmt.Errorf("path %s leads outside the allowed roots through a symlink", p)
+	case !s.inRoots(real):
+		return "", outside
 	}
 	return real, nil
 }
