@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/config"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
-	"github.com/quarry-rag/quarry/embed/hash"
+	"github.com/quarry-rag/quarry/embed/spec"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/split"
@@ -144,20 +144,13 @@ func (k *kb) collection(ctx context.Context, ensure bool, schema *document.Schem
 	return c, nil
 }
 
-// newEmbedder builds the embedder a setting names.
-func newEmbedder(spec string) (embed.Embedder, error) {
-	name, arg, _ := strings.Cut(spec, ":")
-	switch name {
-	case "hash":
-		cfg := hash.Config{}
-		if arg != "" {
-			if _, err := fmt.Sscanf(arg, "%d", &cfg.Dimension); err != nil {
-				return nil, fmt.Errorf("embedder %q: hash takes an optional dimension, as in hash:512", spec)
-			}
-		}
-		return hash.New(cfg)
-	}
-	return nil, fmt.Errorf("embedder %q is not available in this build (available: hash)", spec)
+// newEmbedder builds the embedder a setting names (syntax in package
+// embed/spec). An API model of unknown dimension costs one call to learn
+// it; the timeout bounds that call.
+func newEmbedder(setting string) (embed.Embedder, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return spec.Open(ctx, setting)
 }
 
 // scratch points f at a new temporary knowledge base unless --kb was given,
