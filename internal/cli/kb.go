@@ -26,11 +26,13 @@ import (
 type kbFlags struct {
 	kb         string
 	collection string
+	store      string
 }
 
 func (f *kbFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.kb, "kb", "", "knowledge base directory (default: ./.quarry, found upward like .git; or $QUARRY_KB)")
 	cmd.Flags().StringVarP(&f.collection, "collection", "c", "", "collection (default: the configured one, \"default\")")
+	cmd.Flags().StringVar(&f.store, "store", "", "store URL, overriding the configured one (embedded:DIR, postgres://…)")
 }
 
 // kb is an open knowledge base: its settings, store and embedder.
@@ -74,6 +76,9 @@ func openKB(ctx context.Context, f *kbFlags, create bool) (*kb, error) {
 	}
 	if f.collection != "" {
 		cfg.Collection = f.collection
+	}
+	if f.store != "" {
+		cfg.Store = f.store
 	}
 	emb, err := newEmbedder(cfg.Embedder)
 	if err != nil {

@@ -189,3 +189,22 @@ func TestMigrate(t *testing.T) {
 		t.Errorf("bad target: %d %q", code, errOut)
 	}
 }
+
+func TestStoreFlag(t *testing.T) {
+	docs := t.TempDir()
+	kb := filepath.Join(t.TempDir(), "kb")
+	elsewhere := filepath.Join(t.TempDir(), "other-store")
+	writeFiles(t, docs, map[string]string{"a.md": "# A\n\nAlpha text that is long enough to keep.\n"})
+	if code, _, errOut := run(t, "", "ingest", docs, "--kb", kb, "--store", "embedded:"+elsewhere); code != 0 {
+		t.Fatalf("ingest --store: %q", errOut)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "quarry.db")); err != nil {
+		t.Errorf("--store did not choose the store: %v", err)
+	}
+	if code, out, _ := run(t, "", "search", "alpha", "--kb", kb, "--store", "embedded:"+elsewhere); code != 0 || !strings.Contains(out, "a.md") {
+		t.Errorf("search --store: %q", out)
+	}
+	if code, _, errOut := run(t, "", "search", "alpha", "--kb", kb); code != 1 || !strings.Contains(errOut, "does not exist") {
+		t.Errorf("the knowledge base's own store should be empty: %d %q", code, errOut)
+	}
+}
