@@ -15,11 +15,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/store"
@@ -54,6 +56,12 @@ type Config struct {
 	Roots []string
 	// ReadOnly leaves out the tools that change the knowledge base.
 	ReadOnly bool
+	// Scope limits what every call reaches; the zero Scope limits nothing.
+	Scope Scope
+	// ScopeFor, when set, gives each call its own scope (from the caller's
+	// credentials, say, in req.Extra.TokenInfo) instead of Scope. An error
+	// refuses the call.
+	ScopeFor func(ctx context.Context, req *sdk.CallToolRequest) (Scope, error)
 	// Model writes knowledge_ask answers; nil answers extractively,
 	// quoting the passages.
 	Model llm.ChatModel
@@ -61,6 +69,34 @@ type Config struct {
 	Version string
 	// Logger receives the server's records; slog.Default() when nil.
 	Logger *slog.Logger
+}
+
+// Scope is what a client may reach, with the rules of the HTTP API's keys:
+// a mandatory filter merged into every search, answer, count and delete,
+// which documents it adds must match.
+type Scope struct {
+	// Collections the client may use; empty means all.
+	Collections []string
+	// Filter is the mandatory filter; nil means none. Under a filter,
+	// knowledge_ingest and knowledge_ingest_status are refused (files
+	// carry no tenant) and knowledge_status reports no jobs.
+	Filter filter.Expr
+}
+
+func (sc Scope) allows(collection string) bool {
+	return len(sc.Collections) == 0 || slices.Contains(sc.Collections, collection)
+}
+
+// scope returns the scope of a call.
+func (s *Server) scope(ctx context.Context, req *sdk.CallToolRequest) (Scope, error) {
+	if s.cfg.ScopeFor == nil {
+		return s.cfg.Scope, nil
+	}
+	sc, err := s.cfg.ScopeFor(ctx, req)
+	if err != nil {
+		return Scope{}, fmt.Errorf("refused: %w", err)
+	}
+	return sc, nil
 }
 
 // Server is a Quarry MCP server. It is safe for concurrent sessions.

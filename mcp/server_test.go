@@ -15,7 +15,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed/hash"
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/mcp"
@@ -409,5 +411,96 @@ func TestCloseWaitsForJobs(t *testing.T) {
 	res := callRaw(t, cs, mcp.ToolIngest, map[string]any{"paths": []string{"docs"}})
 	if !res.IsError {
 		t.Error("ingest accepted after Close")
+	}
+}
+
+func TestScopeKeepsTenantsApart(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	emb, _ := hash.New(hash.Config{})
+	schema, err := document.NewSchema(document.Field{Name: "tenant", Type: document.TypeString, Filterable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateCollection(ctx, store.CollectionConfig{Name: "kb", Schema: schema, Model: emb.Model()}); err != nil {
+		t.Fatal(err)
+	}
+	newServer := func(sc mcp.Scope) *sdk.ClientSession {
+		loader := load.New(load.Options{})
+		t.Cleanup(func() { loader.Close() })
+		srv, err := mcp.New(mcp.Config{Store: st, Embedder: emb, Collection: "kb", Mode: store.ModeKeyword, Scope: sc,
+			IngestOptions: func(c *store.Collection) ingest.Options {
+				return ingest.Options{Collection: c, Embedder: emb, Loader: loader}
+			},
+			Roots: []string{t.TempDir()}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		return connect(t, srv)
+	}
+	admin := newServer(mcp.Scope{})
+	acme := newServer(mcp.Scope{Collections: []string{"kb"}, Filter: filter.Eq("tenant", "acme")})
+	call(t, admin, mcp.ToolAddDocuments, map[string]any{"documents": []map[string]any{
+		{"text": "Acme refund policy: thirty days.", "source": "policy", "metadata": map[string]any{"tenant": "acme"}},
+		{"text": "Globex refund policy: no refunds.", "source": "policy", "metadata": map[string]any{"tenant": "globex"}},
+	}}, nil)
+
+	var out mcp.SearchOutput
+	for _, f := range []any{nil, "tenant = 'globex'", map[string]any{"$or": []any{map[string]any{"tenant": "globex"}, map[string]any{"tenant": "acme"}}}} {
+		args := map[string]any{"query": "refund policy"}
+		if f != nil {
+			args["filter"] = f
+		}
+		call(t, acme, mcp.ToolSearch, args, &out)
+		for _, r := range out.Results {
+			if r.Metadata["tenant"] != "acme" {
+				t.Errorf("filter %v reached %v", f, r.Metadata)
+			}
+		}
+	}
+	var ans mcp.AskOutput
+	call(t, acme, mcp.ToolAsk, map[string]any{"question": "What is the refund policy?"}, &ans)
+	for _, c := range ans.Citations {
+		if strings.Contains(c.Text, "Globex") {
+			t.Errorf("ask cited another tenant: %+v", c)
+		}
+	}
+	var st2 mcp.StatusOutput
+	call(t, acme, mcp.ToolStatus, map[string]any{}, &st2)
+	if len(st2.Collections) != 1 || st2.Collections[0].Documents != 1 || st2.LastJob != nil {
+		t.Errorf("scoped status = %+v", st2)
+	}
+
+	if res := callRaw(t, acme, mcp.ToolAddDocuments, map[string]any{"documents": []map[string]any{{"text": "x", "metadata": map[string]any{"tenant": "globex"}}}}); !res.IsError {
+		t.Error("a scoped client added another tenant's document")
+	}
+	var del mcp.DeleteOutput
+	call(t, acme, mcp.ToolDelete, map[string]any{"filter": "tenant = 'globex'"}, &del)
+	if del.Deleted != 0 {
+		t.Errorf("a scoped client deleted %d of another tenant's passages", del.Deleted)
+	}
+	call(t, acme, mcp.ToolDelete, map[string]any{"source": "policy"}, &del)
+	if del.Deleted != 1 {
+		t.Errorf("scoped delete by source removed %d, want 1", del.Deleted)
+	}
+	if res := callRaw(t, acme, mcp.ToolDelete, map[string]any{"filter": " "}); !res.IsError {
+		t.Error("a blank filter deleted the whole scope")
+	}
+	call(t, admin, mcp.ToolSearch, map[string]any{"query": "Globex refund"}, &out)
+	if len(out.Results) != 1 {
+		t.Errorf("the other tenant's passage is gone: %+v", out)
+	}
+	for _, tool := range []string{mcp.ToolIngest, mcp.ToolIngestStatus} {
+		if res := callRaw(t, acme, tool, map[string]any{"paths": []string{"."}, "job_id": "x"}); !res.IsError {
+			t.Errorf("%s open to a scoped client", tool)
+		}
+	}
+	if res := callRaw(t, acme, mcp.ToolSearch, map[string]any{"query": "x", "collection": "other"}); !res.IsError {
+		t.Error("a scoped client reached another collection")
 	}
 }

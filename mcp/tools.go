@@ -232,18 +232,17 @@ func (s *Server) addTools() error {
 // collection opens a collection by name (the default when empty) and
 // checks it was built with the server's embedder. With create, a missing
 // collection is created.
-func (s *Server) collection(ctx context.Context, name string, create bool) (*store.Collection, error) {
+func (s *Server) collection(ctx context.Context, sc Scope, name string, create bool) (*store.Collection, error) {
 	if name == "" {
 		name = s.cfg.Collection
 	}
-	var (
-		c   *store.Collection
-		err error
-	)
-	if create {
+	if !sc.allows(name) {
+		return nil, fmt.Errorf("collection %q is not open to this client (allowed: %s)", name, strings.Join(sc.Collections, ", "))
+	}
+	c, err := s.cfg.Store.Collection(ctx, name)
+	if create && errors.Is(err, store.ErrCollectionNotFound) {
+		// Ensure, not create: another session may create it meanwhile.
 		c, err = s.cfg.Store.EnsureCollection(ctx, store.CollectionConfig{Name: name, Model: s.cfg.Embedder.Model()})
-	} else {
-		c, err = s.cfg.Store.Collection(ctx, name)
 	}
 	if errors.Is(err, store.ErrCollectionNotFound) {
 		return nil, fmt.Errorf("collection %q does not exist: call knowledge_status for the collections", name)
@@ -287,12 +286,36 @@ func parseFilter(v any, c *store.Collection) (filter.Expr, error) {
 	return e, nil
 }
 
+// scopedFilter is the call's filter narrowed by the scope's mandatory
+// filter, which it can never widen (filter.Merge keeps it a conjunct).
+func scopedFilter(v any, sc Scope, c *store.Collection) (filter.Expr, error) {
+	f, err := parseFilter(v, c)
+	if err != nil {
+		return nil, err
+	}
+	return withScope(f, sc, c)
+}
+
+func withScope(f filter.Expr, sc Scope, c *store.Collection) (filter.Expr, error) {
+	if sc.Filter == nil {
+		return f, nil
+	}
+	if err := filter.Validate(sc.Filter, c.Config().Schema); err != nil {
+		return nil, fmt.Errorf("this client's scope cannot apply to collection %q: %w", c.Name(), err)
+	}
+	return filter.Merge(sc.Filter, f), nil
+}
+
 // maxTopK bounds a tool's top_k: a model rarely reads more, and the result
 // goes into its context.
 const maxTopK = 100
 
-func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, SearchOutput, error) {
+func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, SearchOutput, error) {
 	var out SearchOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
 	if strings.TrimSpace(in.Query) == "" {
 		return nil, out, errors.New("query is empty: say what to look for")
 	}
@@ -311,26 +334,26 @@ func (s *Server) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchIn
 	if err != nil {
 		return nil, out, err
 	}
-	c, err := s.collection(ctx, in.Collection, false)
+	c, err := s.collection(ctx, sc, in.Collection, false)
 	if err != nil {
 		return nil, out, err
 	}
-	f, err := parseFilter(in.Filter, c)
+	f, err := scopedFilter(in.Filter, sc, c)
 	if err != nil {
 		return nil, out, err
 	}
-	req := store.SearchRequest{Query: in.Query, Mode: mode, Filter: f, TopK: topK}
+	sreq := store.SearchRequest{Query: in.Query, Mode: mode, Filter: f, TopK: topK}
 	if mode != store.ModeKeyword {
 		vecs, err := s.cfg.Embedder.Embed(ctx, []string{in.Query})
 		if err != nil {
 			return nil, out, fmt.Errorf("embed the query: %w", err)
 		}
-		req.Embedding = vecs[0]
+		sreq.Embedding = vecs[0]
 		if mode == store.ModeVector {
-			req.Query = ""
+			sreq.Query = ""
 		}
 	}
-	hits, err := c.Search(ctx, req)
+	hits, err := c.Search(ctx, sreq)
 	if err != nil {
 		return nil, out, fmt.Errorf("search %q: %w", c.Name(), err)
 	}
@@ -387,8 +410,12 @@ func passagesText(ps []Passage) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, in AskInput) (*sdk.CallToolResult, AskOutput, error) {
+func (s *Server) ask(ctx context.Context, req *sdk.CallToolRequest, in AskInput) (*sdk.CallToolResult, AskOutput, error) {
 	var out AskOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
 	if strings.TrimSpace(in.Question) == "" {
 		return nil, out, errors.New("question is empty")
 	}
@@ -396,11 +423,11 @@ func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, in AskInput) (
 	if err != nil {
 		return nil, out, err
 	}
-	c, err := s.collection(ctx, in.Collection, false)
+	c, err := s.collection(ctx, sc, in.Collection, false)
 	if err != nil {
 		return nil, out, err
 	}
-	f, err := parseFilter(in.Filter, c)
+	f, err := scopedFilter(in.Filter, sc, c)
 	if err != nil {
 		return nil, out, err
 	}
@@ -432,7 +459,11 @@ func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, in AskInput) (
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, out, nil
 }
 
-func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, _ StatusInput) (*sdk.CallToolResult, StatusOutput, error) {
+func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusInput) (*sdk.CallToolResult, StatusOutput, error) {
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, StatusOutput{}, err
+	}
 	m := s.cfg.Embedder.Model()
 	out := StatusOutput{DefaultCollection: s.cfg.Collection, Model: m.Provider + "/" + m.Model, ReadOnly: s.cfg.ReadOnly,
 		Collections: []CollectionStatus{}}
@@ -444,11 +475,21 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, _ StatusInp
 		return nil, out, fmt.Errorf("list collections: %w", err)
 	}
 	for _, cc := range cfgs {
+		if !sc.allows(cc.Name) {
+			continue
+		}
 		c, err := s.cfg.Store.Collection(ctx, cc.Name)
 		if err != nil {
 			return nil, out, fmt.Errorf("collection %q: %w", cc.Name, err)
 		}
-		n, err := c.Count(ctx, nil)
+		var f filter.Expr
+		if sc.Filter != nil {
+			if filter.Validate(sc.Filter, cc.Schema) != nil {
+				continue // the scope cannot apply: nothing there is reachable
+			}
+			f = sc.Filter
+		}
+		n, err := c.Count(ctx, f)
 		if err != nil {
 			return nil, out, fmt.Errorf("count %q: %w", cc.Name, err)
 		}
@@ -460,7 +501,7 @@ func (s *Server) status(ctx context.Context, _ *sdk.CallToolRequest, _ StatusInp
 		}
 		out.Collections = append(out.Collections, cs)
 	}
-	if js, err := s.cfg.Store.Jobs(); err == nil {
+	if js, err := s.cfg.Store.Jobs(); err == nil && sc.Filter == nil {
 		jobs, err := js.ListJobs(ctx, 1)
 		if err != nil {
 			return nil, out, fmt.Errorf("list jobs: %w", err)
@@ -506,7 +547,14 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func (s *Server) ingestStatus(ctx context.Context, _ *sdk.CallToolRequest, in JobInput) (*sdk.CallToolResult, Job, error) {
+func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in JobInput) (*sdk.CallToolResult, Job, error) {
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, Job{}, err
+	}
+	if sc.Filter != nil {
+		return nil, Job{}, errors.New("ingestion jobs are not open to a client with a scope filter")
+	}
 	js, err := s.cfg.Store.Jobs()
 	if err != nil {
 		return nil, Job{}, err
@@ -517,6 +565,9 @@ func (s *Server) ingestStatus(ctx context.Context, _ *sdk.CallToolRequest, in Jo
 	}
 	if err != nil {
 		return nil, Job{}, fmt.Errorf("job %s: %w", in.JobID, err)
+	}
+	if !sc.allows(j.Collection) {
+		return nil, Job{}, fmt.Errorf("no job has id %q", in.JobID)
 	}
 	out := jobOut(j)
 	text := fmt.Sprintf("Job %s is %s: %d of %d files, %d chunks written, %d failed.", out.ID, out.State, out.Files, out.Total, out.Chunks, out.Failed)
@@ -548,8 +599,15 @@ func (f *firstJob) PutJob(ctx context.Context, j store.Job) error {
 	return err
 }
 
-func (s *Server) ingest(ctx context.Context, _ *sdk.CallToolRequest, in IngestInput) (*sdk.CallToolResult, IngestOutput, error) {
+func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in IngestInput) (*sdk.CallToolResult, IngestOutput, error) {
 	var out IngestOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	if sc.Filter != nil {
+		return nil, out, fmt.Errorf("ingestion is not open to a client with a scope filter: add texts with %s, with metadata that matches the scope", ToolAddDocuments)
+	}
 	if len(in.Paths) == 0 {
 		return nil, out, errors.New("paths is empty: give at least one file or folder")
 	}
@@ -565,7 +623,7 @@ func (s *Server) ingest(ctx context.Context, _ *sdk.CallToolRequest, in IngestIn
 	if err != nil {
 		return nil, out, err
 	}
-	c, err := s.collection(ctx, in.Collection, true)
+	c, err := s.collection(ctx, sc, in.Collection, true)
 	if err != nil {
 		return nil, out, err
 	}
@@ -615,17 +673,25 @@ func (s *Server) ingest(ctx context.Context, _ *sdk.CallToolRequest, in IngestIn
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 
-func (s *Server) addDocuments(ctx context.Context, _ *sdk.CallToolRequest, in AddDocumentsInput) (*sdk.CallToolResult, AddDocumentsOutput, error) {
+func (s *Server) addDocuments(ctx context.Context, req *sdk.CallToolRequest, in AddDocumentsInput) (*sdk.CallToolResult, AddDocumentsOutput, error) {
 	var out AddDocumentsOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
 	if len(in.Documents) == 0 {
 		return nil, out, errors.New("documents is empty")
 	}
 	if len(in.Documents) > maxAddDocuments {
 		return nil, out, fmt.Errorf("at most %d documents per call, got %d", maxAddDocuments, len(in.Documents))
 	}
-	c, err := s.collection(ctx, in.Collection, true)
+	c, err := s.collection(ctx, sc, in.Collection, true)
 	if err != nil {
 		return nil, out, err
+	}
+	inScope, err := filter.NewMatcher(sc.Filter)
+	if err != nil {
+		return nil, out, fmt.Errorf("this client's scope: %w", err)
 	}
 	docs := make([]*document.Document, len(in.Documents))
 	texts := make([]string, len(in.Documents))
@@ -656,6 +722,9 @@ func (s *Server) addDocuments(ctx context.Context, _ *sdk.CallToolRequest, in Ad
 		if err := c.Config().Schema.ValidateDocument(d); err != nil {
 			return nil, out, fmt.Errorf("documents[%d]: %w", i, err)
 		}
+		if !inScope.MatchDocument(d) {
+			return nil, out, fmt.Errorf("documents[%d] is outside this client's scope: give it metadata that matches it", i)
+		}
 	}
 	vecs, err := s.cfg.Embedder.Embed(ctx, texts)
 	if err != nil {
@@ -675,9 +744,13 @@ func (s *Server) addDocuments(ctx context.Context, _ *sdk.CallToolRequest, in Ad
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 
-func (s *Server) delete(ctx context.Context, _ *sdk.CallToolRequest, in DeleteInput) (*sdk.CallToolResult, DeleteOutput, error) {
+func (s *Server) delete(ctx context.Context, req *sdk.CallToolRequest, in DeleteInput) (*sdk.CallToolResult, DeleteOutput, error) {
 	var out DeleteOutput
-	c, err := s.collection(ctx, in.Collection, false)
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	c, err := s.collection(ctx, sc, in.Collection, false)
 	if err != nil {
 		return nil, out, err
 	}
@@ -688,8 +761,13 @@ func (s *Server) delete(ctx context.Context, _ *sdk.CallToolRequest, in DeleteIn
 	if in.Source != "" {
 		f = filter.Merge(f, filter.Eq("sourceName", in.Source))
 	}
+	// Checked before the scope is added: a scope alone must not delete
+	// everything it reaches.
 	if f == nil {
 		return nil, out, errors.New("give a source or a filter: deleting everything is not offered")
+	}
+	if f, err = withScope(f, sc, c); err != nil {
+		return nil, out, err
 	}
 	n, err := c.Delete(ctx, f)
 	if err != nil {
