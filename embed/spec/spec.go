@@ -3,6 +3,7 @@
 //
 //	hash                                  offline default, 512 dimensions
 //	hash:256                              offline, another dimension
+//	static:/models/potion-base-8M         a model2vec model in a local directory
 //	openai:text-embedding-3-small         OpenAI (OPENAI_API_KEY)
 //	openai:text-embedding-3-large/1024    a reduced dimension, requested from the API
 //	openai:BAAI/bge-m3@http://host:8000/v1  any OpenAI-compatible server
@@ -17,6 +18,7 @@
 // contain slashes and colons ("hf.co/org/model:Q8_0"); a final /DIMENSION
 // of digits requests that vector size; @URL replaces the service's base
 // URL (Ollama's host). A model left out means the provider's default.
+// static takes a directory and nothing else.
 package spec
 
 import (
@@ -32,11 +34,12 @@ import (
 	"github.com/quarry-rag/quarry/embed/mistral"
 	"github.com/quarry-rag/quarry/embed/ollama"
 	"github.com/quarry-rag/quarry/embed/openai"
+	"github.com/quarry-rag/quarry/embed/static"
 	"github.com/quarry-rag/quarry/embed/voyage"
 )
 
 // Providers lists the provider names Open accepts.
-const Providers = "hash, openai, ollama, gemini, voyage, cohere, mistral"
+const Providers = "hash, static:DIR, openai, ollama, gemini, voyage, cohere, mistral"
 
 // Spec is a parsed embedder setting.
 type Spec struct {
@@ -68,6 +71,13 @@ func Parse(s string) (Spec, error) {
 		}
 		return sp, nil
 	}
+	if name == "static" {
+		if rest == "" {
+			return sp, fmt.Errorf("embedder %q: static takes a model directory, as in static:./models/potion-base-8M", s)
+		}
+		sp.Model = rest
+		return sp, nil
+	}
 	rest, sp.URL, _ = strings.Cut(rest, "@")
 	if i := strings.LastIndexByte(rest, '/'); i >= 0 {
 		if d, err := strconv.Atoi(rest[i+1:]); err == nil {
@@ -96,6 +106,8 @@ func Open(ctx context.Context, s string) (embed.Embedder, error) {
 	switch sp.Provider {
 	case "hash":
 		e, err = hash.New(hash.Config{Dimension: sp.Dimension})
+	case "static":
+		e, err = static.New(static.Config{Dir: sp.Model})
 	case "openai":
 		e, err = openai.New(ctx, openai.Config{Model: sp.Model, BaseURL: sp.URL, Dimension: sp.Dimension})
 	case "ollama":

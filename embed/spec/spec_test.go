@@ -21,13 +21,14 @@ func TestParse(t *testing.T) {
 		"ollama:hf.co/org/model:Q8_0":          {Provider: "ollama", Model: "hf.co/org/model:Q8_0"},
 		"ollama:nomic-embed-text@gpu:11434":    {Provider: "ollama", Model: "nomic-embed-text", URL: "gpu:11434"},
 		"gemini:gemini-embedding-001/768":      {Provider: "gemini", Model: "gemini-embedding-001", Dimension: 768},
+		"static:/m/potion@2/256":               {Provider: "static", Model: "/m/potion@2/256"},
 	} {
 		got, err := Parse(s)
 		if err != nil || got != want {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"", "hash:big", "openai:m/0", "openai:m@"} {
+	for _, s := range []string{"", "hash:big", "openai:m/0", "openai:m@", "static"} {
 		if _, err := Parse(s); err == nil {
 			t.Errorf("Parse(%q) accepted", s)
 		}
