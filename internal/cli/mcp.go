@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/mcp"
 	"github.com/quarry-rag/quarry/store"
@@ -25,6 +26,7 @@ func newMCPCmd(stdio IO) *cobra.Command {
 		readOnly bool
 		roots    []string
 		model    string
+		scope    string
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -62,6 +64,12 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 			if err != nil {
 				return usageErr(err)
 			}
+			var sc mcp.Scope
+			if scope != "" {
+				if sc.Filter, err = filter.Parse(scope); err != nil {
+					return usageErr(fmt.Errorf("--scope: %w", err))
+				}
+			}
 			k.ingestOptions(nil) // creates the loader now, so tool calls only read it
 			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			srv, err := mcp.New(mcp.Config{
@@ -75,6 +83,7 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 				IngestOptions: func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
 				Roots:         roots,
 				ReadOnly:      readOnly,
+				Scope:         sc,
 				Logger:        logger,
 			})
 			if err != nil {
@@ -92,6 +101,7 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (host:port) instead of stdio")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "leave out the tools that ingest, add or delete")
 	cmd.Flags().StringVar(&model, "model", "", "chat model for knowledge_ask as provider:model, overriding the llm setting (default: extractive answers)")
+	cmd.Flags().StringVar(&scope, "scope", "", "a filter every call is held to, in any syntax (closes ingestion; see docs/mcp.md)")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder knowledge_ingest may read (repeatable; default: the current directory)")
 	return cmd
 }

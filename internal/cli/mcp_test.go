@@ -69,7 +69,7 @@ func TestMCPStdio(t *testing.T) {
 	var errOut lockedBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- cli.Run(context.Background(), []string{"mcp", "--kb", kb, "--read-only"}, cli.IO{In: inR, Out: outW, Err: &errOut})
+		done <- cli.Run(context.Background(), []string{"mcp", "--kb", kb, "--read-only", "--scope", "sourceName = 'guide/refunds.md'"}, cli.IO{In: inR, Out: outW, Err: &errOut})
 	}()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).
 		Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
