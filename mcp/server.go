@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -196,12 +197,16 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return nil
 }
 
+// sessionTimeout closes HTTP sessions a client abandoned without saying
+// so; a client that comes back after it starts a new session.
+const sessionTimeout = 30 * time.Minute
+
 // Handler serves the tools over streamable HTTP, one session per client.
 // Requests a browser sends from another site's page are refused, and the
 // SDK refuses localhost requests naming another host (DNS rebinding).
 func (s *Server) Handler() http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
-		&sdk.StreamableHTTPOptions{Logger: s.log})
+		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: sessionTimeout})
 	return http.NewCrossOriginProtection().Handler(h)
 }
 
