@@ -13,6 +13,7 @@
 //	voyage:voyage-3.5                     Voyage AI (VOYAGE_API_KEY)
 //	cohere:embed-v4.0                     Cohere (COHERE_API_KEY)
 //	mistral:mistral-embed                 Mistral AI (MISTRAL_API_KEY)
+//	bedrock:amazon.titan-embed-text-v2:0  Amazon Bedrock (AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)
 //
 // In general PROVIDER[:MODEL][/DIMENSION][@URL]: the model may itself
 // contain slashes and colons ("hf.co/org/model:Q8_0"); a final /DIMENSION
@@ -28,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/embed/bedrock"
 	"github.com/quarry-rag/quarry/embed/cohere"
 	"github.com/quarry-rag/quarry/embed/gemini"
 	"github.com/quarry-rag/quarry/embed/hash"
@@ -39,7 +41,7 @@ import (
 )
 
 // Providers lists the provider names Open accepts.
-const Providers = "hash, static:DIR, openai, ollama, gemini, voyage, cohere, mistral"
+const Providers = "hash, static:DIR, openai, ollama, gemini, voyage, cohere, mistral, bedrock"
 
 // Spec is a parsed embedder setting.
 type Spec struct {
@@ -120,6 +122,8 @@ func Open(ctx context.Context, s string) (embed.Embedder, error) {
 		e, err = cohere.New(ctx, cohere.Config{Model: sp.Model, BaseURL: sp.URL, Dimension: sp.Dimension})
 	case "mistral":
 		e, err = mistral.New(ctx, mistral.Config{Model: sp.Model, BaseURL: sp.URL, Dimension: sp.Dimension})
+	case "bedrock":
+		e, err = bedrock.New(ctx, bedrock.Config{Model: sp.Model, BaseURL: sp.URL, Dimension: sp.Dimension})
 	default:
 		return nil, fmt.Errorf("embedder %q is not available in this build (available: %s)", s, Providers)
 	}

@@ -17,7 +17,9 @@ import (
 // Request is one recorded request.
 type Request struct {
 	Method, Path, Query string
-	Header              http.Header
+	// EscapedPath is the path as sent.
+	EscapedPath string
+	Header      http.Header
 	// Body is the decoded JSON body.
 	Body map[string]any
 }
@@ -44,7 +46,7 @@ func New(t *testing.T, reply func(n int, r Request) Reply) *Server {
 	s := &Server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone()}
+		req := Request{Method: r.Method, Path: r.URL.Path, EscapedPath: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header.Clone()}
 		if err := json.Unmarshal(b, &req.Body); err != nil {
 			t.Errorf("request body is not a JSON object: %v: %s", err, b)
 		}

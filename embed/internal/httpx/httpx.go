@@ -72,12 +72,18 @@ const maxErrorBody = 2048
 // response into out. It retries 429, 5xx and network errors; other
 // statuses fail at once with a *StatusError.
 func (c Client) PostJSON(ctx context.Context, url string, header map[string]string, in, out any) error {
+	return c.PostSigned(ctx, url, header, nil, in, out)
+}
+
+// PostSigned is PostJSON with sign called on every attempt's request just
+// before it is sent (AWS signatures carry the time of sending).
+func (c Client) PostSigned(ctx context.Context, url string, header map[string]string, sign func(*http.Request, []byte) error, in, out any) error {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("encode request: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
-		retryAfter, err := c.post(ctx, url, header, body, out)
+		retryAfter, err := c.post(ctx, url, header, sign, body, out)
 		if err == nil {
 			return nil
 		}
@@ -95,7 +101,7 @@ func (c Client) PostJSON(ctx context.Context, url string, header map[string]stri
 
 // post makes one attempt and returns the wait a Retry-After header asked
 // for (-1 when none).
-func (c Client) post(ctx context.Context, url string, header map[string]string, body []byte, out any) (time.Duration, error) {
+func (c Client) post(ctx context.Context, url string, header map[string]string, sign func(*http.Request, []byte) error, body []byte, out any) (time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return -1, err
@@ -104,6 +110,11 @@ func (c Client) post(ctx context.Context, url string, header map[string]string, 
 	req.Header.Set("Accept", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)
+	}
+	if sign != nil {
+		if err := sign(req, body); err != nil {
+			return -1, fmt.Errorf("sign request: %w", err)
+		}
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
