@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/rag"
@@ -344,7 +345,7 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 	}
 	sreq := store.SearchRequest{Query: in.Query, Mode: mode, Filter: f, TopK: topK}
 	if mode != store.ModeKeyword {
-		vecs, err := s.cfg.Embedder.Embed(ctx, []string{in.Query})
+		vecs, err := embed.EmbedQuery(ctx, s.cfg.Embedder, []string{in.Query})
 		if err != nil {
 			return nil, out, fmt.Errorf("embed the query: %w", err)
 		}
