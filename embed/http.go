@@ -8,8 +8,18 @@ import (
 
 // HTTPOptions tune how an API embedder talks to its service. Zero values
 // mean the defaults.
+//
+// Every API embedder (packages openai, ollama, gemini, voyage, cohere,
+// mistral, bedrock) follows the same contract: its dimension is known when
+// its constructor returns — from the configuration, from the provider's
+// table of models, or by embedding one probe text — because a collection
+// records its dimension before the first write; its vectors are
+// L2-normalised on arrival, so Normalized is true whatever the service
+// returns; requests are batched within the service's limit and retried on
+// 429, 5xx and network errors.
 type HTTPOptions struct {
-	// Client sends the requests; http.DefaultClient when nil.
+	// Client sends the requests; when nil, a client with a two-minute
+	// timeout per request.
 	Client *http.Client
 	// MaxRetries is how many times a request that met a 429, a 5xx or a
 	// network error is retried: 4 when 0, none when negative.

@@ -34,7 +34,9 @@ type Client struct {
 func New(o embed.HTTPOptions) Client {
 	c := Client{http: o.Client, maxRetries: o.MaxRetries, retryDelay: o.RetryDelay, maxRetryWait: o.MaxRetryWait}
 	if c.http == nil {
-		c.http = http.DefaultClient
+		// A request that hangs must not stall ingestion forever when the
+		// caller's context has no deadline.
+		c.http = &http.Client{Timeout: 2 * time.Minute}
 	}
 	switch {
 	case c.maxRetries == 0:
@@ -58,6 +60,7 @@ type StatusError struct {
 	Body string
 }
 
+// Error reports the status and the body.
 func (e *StatusError) Error() string {
 	if e.Body == "" {
 		return fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
@@ -257,7 +260,7 @@ func Dimension(ctx context.Context, configured int, known map[string]int, model 
 	}
 	vecs, err := probe(ctx, []string{"dimension probe"})
 	if err != nil {
-		return 0, fmt.Errorf("learn the dimension of %s (give it in the configuration to skip this call): %w", model, err)
+		return 0, fmt.Errorf("learn the dimension of %s (a dimension in the setting, as in MODEL/768, skips this call): %w", model, err)
 	}
 	if len(vecs) != 1 || len(vecs[0]) == 0 {
 		return 0, fmt.Errorf("learn the dimension of %s: the service returned no vector", model)
