@@ -1,6 +1,12 @@
 package httpx
 
 import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,5 +59,31 @@ func TestNormalize(t *testing.T) {
 	Normalize(z)
 	if z[0] != 0 || z[1] != 0 {
 		t.Errorf("%v", z)
+	}
+}
+
+func TestRetryAfterWaitsAndCancellationStopsIt(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":"slow down"}`)
+	}))
+	defer srv.Close()
+	c := New(embed.HTTPOptions{RetryDelay: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	var out map[string]any
+	err := c.PostJSON(ctx, srv.URL, nil, map[string]int{"a": 1}, &out)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want the deadline", err)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("%d calls: Retry-After 30 was not waited for", calls.Load())
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Error("cancellation did not cut the wait short")
 	}
 }
