@@ -131,17 +131,19 @@ func Load(dir string, environ func() []string) (Config, error) {
 	return c, nil
 }
 
-// envKey maps QUARRY_SEARCH_TOP_K to search.top_k and drops variables that
-// are not settings (QUARRY_KB, QUARRY_TEST_*).
+// envKey maps QUARRY_SEARCH_TOP_K to search.top_k. Variables that name no
+// setting (QUARRY_KB, QUARRY_TEST_PG_DSN, a user's own) are ignored: the
+// environment is shared, unlike config.toml, where an unknown key is a typo.
 func envKey(k, v string) (string, any) {
 	key := strings.ToLower(strings.TrimPrefix(k, "QUARRY_"))
-	if key == "kb" || strings.HasPrefix(key, "test_") {
-		return "", nil
-	}
 	for _, s := range sections {
 		if strings.HasPrefix(key, s+"_") {
-			return s + "." + strings.TrimPrefix(key, s+"_"), v
+			key = s + "." + strings.TrimPrefix(key, s+"_")
+			break
 		}
+	}
+	if _, ok := toMap(Defaults())[key]; !ok {
+		return "", nil
 	}
 	return key, v
 }

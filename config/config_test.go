@@ -19,7 +19,7 @@ func TestLoadPrecedence(t *testing.T) {
 		t.Errorf("no file, no env: %+v", c)
 	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte("embedder = \"ollama:nomic\"\n[search]\ntop_k = 7\nmode = \"keyword\"\n"), 0o644)
-	c, err = Load(dir, environ("QUARRY_SEARCH_TOP_K=3", "QUARRY_COLLECTION=docs", "QUARRY_KB=/x", "QUARRY_TEST_PG_DSN=postgres://", "OTHER=1"))
+	c, err = Load(dir, environ("QUARRY_SEARCH_TOP_K=3", "QUARRY_COLLECTION=docs", "QUARRY_KB=/x", "QUARRY_TEST_PG_DSN=postgres://", "QUARRY_MY_OWN_THING=1", "QUARRY_SEARCH_NOPE=2", "OTHER=1"))
 	if err != nil {
 		t.Fatal(err)
 	}

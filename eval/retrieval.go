@@ -71,7 +71,7 @@ func Retrieve(ctx context.Context, c *store.Collection, e embed.Embedder, querie
 			texts[i] = q.Text
 		}
 		var err error
-		if vecs, err = (embed.Batched{Embedder: e}).Embed(ctx, texts); err != nil {
+		if vecs, err = embed.EmbedQuery(ctx, e, texts); err != nil {
 			return nil, fmt.Errorf("embed queries: %w", err)
 		}
 	}

@@ -67,7 +67,7 @@ func (r *CollectionRetriever) Retrieve(ctx context.Context, req RetrieveRequest)
 		if r.Embedder == nil {
 			return nil, fmt.Errorf("%s search needs the collection's embedder", mode)
 		}
-		vecs, err := r.Embedder.Embed(ctx, []string{req.Query})
+		vecs, err := embed.EmbedQuery(ctx, r.Embedder, []string{req.Query})
 		if err != nil {
 			return nil, fmt.Errorf("embed the query: %w", err)
 		}

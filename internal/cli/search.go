@@ -110,7 +110,7 @@ func DefaultMode(m embed.ModelInfo) store.Mode {
 // search embeds the query when the mode needs a vector and searches.
 func search(ctx context.Context, coll *store.Collection, emb embed.Embedder, req store.SearchRequest) ([]store.Hit, error) {
 	if req.Mode != store.ModeKeyword {
-		vecs, err := emb.Embed(ctx, []string{req.Query})
+		vecs, err := embed.EmbedQuery(ctx, emb, []string{req.Query})
 		if err != nil {
 			return nil, fmt.Errorf("embed the query: %w", err)
 		}
