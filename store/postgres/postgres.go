@@ -58,11 +58,31 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	b := &Backend{pool: pool}
-	if err := b.Setup(ctx); err != nil {
+	ready, err := b.ready(ctx)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
+	if !ready {
+		if err := b.Setup(ctx); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	return b, nil
+}
+
+// tables are the tables setupSQL creates.
+var tables = []string{"quarry_collections", "quarry_documents", "quarry_sources", "quarry_embedding_cache", "quarry_jobs", "quarry_threads"}
+
+// ready reports whether every table exists, so a role with only DML grants
+// can open a store an owner has set up.
+func (b *Backend) ready(ctx context.Context) (bool, error) {
+	var n int
+	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM unnest($1::text[]) t WHERE to_regclass(t) IS NOT NULL`, tables).Scan(&n); err != nil {
+		return false, fmt.Errorf("postgres: %w", err)
+	}
+	return n == len(tables), nil
 }
 
 // setupSQL creates what Quarry needs; it is idempotent.

@@ -207,3 +207,71 @@ func TestCopyFromEmbedded(t *testing.T) {
 		t.Errorf("metadata types after the copy: %#v", got)
 	}
 }
+
+// TestRuntimeNeedsOnlyDML sets the store up as the owner, then uses an
+// existing collection as a role that may only read and write rows.
+func TestRuntimeNeedsOnlyDML(t *testing.T) {
+	dsn := freshDSN(t)
+	ctx := context.Background()
+	owner, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Schema: storetest.Schema(), Model: storetest.Model(2)}); err != nil {
+		t.Fatal(err)
+	}
+	owner.Close()
+	u, _ := url.Parse(dsn)
+	schema := strings.Split(u.Query().Get("search_path"), ",")[0]
+	role := "quarry_rt_" + schema[len("quarry_test_"):]
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, stmt := range []string{
+		`CREATE ROLE ` + role + ` LOGIN`,
+		`GRANT USAGE ON SCHEMA ` + schema + ` TO ` + role,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + schema + ` TO ` + role,
+		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ` + schema + ` TO ` + role,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		if err == nil {
+			c.Exec(context.Background(), `DROP OWNED BY `+role)
+			c.Exec(context.Background(), `DROP ROLE `+role)
+			c.Close(context.Background())
+		}
+	})
+	u.User = url.User(role)
+	rt, err := store.Open(ctx, u.String())
+	if err != nil {
+		t.Fatalf("open as the runtime role: %v", err)
+	}
+	defer rt.Close()
+	c, err := rt.Collection(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := document.New("runtime writes")
+	d.Embedding = []float32{1, 0}
+	d.Metadata = map[string]any{"tenant": "acme"}
+	if err := c.Upsert(ctx, []*document.Document{d}); err != nil {
+		t.Fatalf("upsert as the runtime role: %v", err)
+	}
+	hits, err := c.Search(ctx, store.SearchRequest{Query: "runtime", Embedding: []float32{1, 0}})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("search as the runtime role: %v %v", hits, err)
+	}
+	if n, err := c.Delete(ctx, filter.Eq("tenant", "acme")); err != nil || n != 1 {
+		t.Errorf("delete as the runtime role: %d %v", n, err)
+	}
+	// Creating a collection builds an index: that stays with the owner.
+	if _, err := rt.CreateCollection(ctx, store.CollectionConfig{Name: "other", Model: storetest.Model(2)}); err == nil {
+		t.Error("the runtime role created a collection")
+	}
+}
