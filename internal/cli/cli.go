@@ -82,7 +82,7 @@ can search and ask questions of, with answers that cite their sources.`,
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError{err} })
-	root.AddCommand(newInitCmd(stdio), newIngestCmd(stdio), newSearchCmd(stdio), newDeleteCmd(stdio), newStatusCmd(stdio), newDemoCmd(stdio), newEvalCmd(stdio), newMigrateCmd(stdio))
+	root.AddCommand(newInitCmd(stdio), newIngestCmd(stdio), newSearchCmd(stdio), newDeleteCmd(stdio), newStatusCmd(stdio), newDemoCmd(stdio), newEvalCmd(stdio), newMigrateCmd(stdio), newSetupCmd(stdio))
 	root.AddCommand(newFilterCmd(stdio))
 	root.AddCommand(newChunkCmd(stdio))
 	root.AddCommand(newBenchCmd(stdio))

@@ -208,3 +208,16 @@ func TestStoreFlag(t *testing.T) {
 		t.Errorf("the knowledge base's own store should be empty: %d %q", code, errOut)
 	}
 }
+
+func TestSetup(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	if code, out, errOut := run(t, "", "setup", "--store", "embedded:"+dir); code != 0 || !strings.Contains(out, "store ready") {
+		t.Errorf("setup: %d %q %q", code, out, errOut)
+	}
+	if code, _, _ := run(t, "", "setup"); code != 2 {
+		t.Errorf("setup without --store: %d", code)
+	}
+	if code, _, _ := run(t, "", "setup", "--store", "nosuch://x"); code != 1 {
+		t.Errorf("setup with an unknown store: %d", code)
+	}
+}
