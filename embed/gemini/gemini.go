@@ -66,20 +66,11 @@ type Embedder struct {
 // known, New makes one call to learn it: a collection must know its
 // dimension before its first write.
 func New(ctx context.Context, cfg Config) (*Embedder, error) {
-	if cfg.Model == "" {
-		cfg.Model = DefaultModel
+	d := httpx.Defaults{Provider: "gemini", Model: DefaultModel, BaseURL: DefaultBaseURL, BatchSize: MaxBatchSize, MaxBatchSize: MaxBatchSize}
+	if err := httpx.Resolve(d, &cfg.Model, &cfg.BaseURL, &cfg.BatchSize); err != nil {
+		return nil, err
 	}
 	cfg.Model = strings.TrimPrefix(cfg.Model, "models/")
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = MaxBatchSize
-	}
-	if cfg.BatchSize > MaxBatchSize {
-		return nil, fmt.Errorf("gemini embedder: batch size %d above the API's %d", cfg.BatchSize, MaxBatchSize)
-	}
 	key, err := httpx.Key(cfg.APIKey, "gemini", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 	if err != nil {
 		return nil, err
@@ -113,14 +104,7 @@ func (e *Embedder) EmbedQuery(ctx context.Context, queries []string) ([][]float3
 }
 
 func (e *Embedder) embed(ctx context.Context, texts []string, call func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
-	if len(texts) == 0 {
-		return nil, nil
-	}
-	vecs, err := httpx.Batches(ctx, texts, e.cfg.BatchSize, e.info.Dimension, call)
-	if err != nil {
-		return nil, fmt.Errorf("gemini embedder %s: %w", e.info, err)
-	}
-	return vecs, nil
+	return httpx.EmbedBatches(ctx, e.info, e.cfg.BatchSize, texts, call)
 }
 
 type part struct {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/embed/internal/httpx"
@@ -57,15 +56,9 @@ type Embedder struct {
 // known, New makes one call to learn it: a collection must know its
 // dimension before its first write.
 func New(ctx context.Context, cfg Config) (*Embedder, error) {
-	if cfg.Model == "" {
-		cfg.Model = DefaultModel
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = DefaultBatchSize
+	d := httpx.Defaults{Provider: "mistral", Model: DefaultModel, BaseURL: DefaultBaseURL, BatchSize: DefaultBatchSize, MaxBatchSize: 0}
+	if err := httpx.Resolve(d, &cfg.Model, &cfg.BaseURL, &cfg.BatchSize); err != nil {
+		return nil, err
 	}
 	key, err := httpx.Key(cfg.APIKey, "mistral", "MISTRAL_API_KEY")
 	if err != nil {
@@ -85,14 +78,7 @@ func (e *Embedder) Model() embed.ModelInfo { return e.info }
 
 // Embed implements embed.Embedder, in requests of at most BatchSize texts.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if len(texts) == 0 {
-		return nil, nil
-	}
-	vecs, err := httpx.Batches(ctx, texts, e.cfg.BatchSize, e.info.Dimension, e.call)
-	if err != nil {
-		return nil, fmt.Errorf("mistral embedder %s: %w", e.info, err)
-	}
-	return vecs, nil
+	return httpx.EmbedBatches(ctx, e.info, e.cfg.BatchSize, texts, e.call)
 }
 
 type request struct {

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/embed/internal/httpx"
@@ -69,18 +68,9 @@ type Embedder struct {
 // table gives the dimension, New makes one call to learn it, because a
 // collection must know its dimension before its first write.
 func New(ctx context.Context, cfg Config) (*Embedder, error) {
-	if cfg.Model == "" {
-		cfg.Model = DefaultModel
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.BatchSize > MaxBatchSize {
-		return nil, fmt.Errorf("openai embedder: batch size %d above the API's %d", cfg.BatchSize, MaxBatchSize)
+	d := httpx.Defaults{Provider: "openai", Model: DefaultModel, BaseURL: DefaultBaseURL, BatchSize: DefaultBatchSize, MaxBatchSize: MaxBatchSize}
+	if err := httpx.Resolve(d, &cfg.Model, &cfg.BaseURL, &cfg.BatchSize); err != nil {
+		return nil, err
 	}
 	e := &Embedder{cfg: cfg, url: cfg.BaseURL + "/embeddings", header: map[string]string{}, client: httpx.New(cfg.HTTPOptions)}
 	key := cfg.APIKey
@@ -112,14 +102,7 @@ func (e *Embedder) Model() embed.ModelInfo { return e.info }
 
 // Embed implements embed.Embedder, in requests of at most BatchSize texts.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if len(texts) == 0 {
-		return nil, nil
-	}
-	vecs, err := httpx.Batches(ctx, texts, e.cfg.BatchSize, e.info.Dimension, e.call)
-	if err != nil {
-		return nil, fmt.Errorf("openai embedder %s: %w", e.info, err)
-	}
-	return vecs, nil
+	return httpx.EmbedBatches(ctx, e.info, e.cfg.BatchSize, texts, e.call)
 }
 
 type request struct {

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/embed/internal/httpx"
@@ -69,18 +68,9 @@ type Embedder struct {
 // known, New makes one call to learn it: a collection must know its
 // dimension before its first write.
 func New(ctx context.Context, cfg Config) (*Embedder, error) {
-	if cfg.Model == "" {
-		cfg.Model = DefaultModel
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.BatchSize > MaxBatchSize {
-		return nil, fmt.Errorf("voyage embedder: batch size %d above the API's %d", cfg.BatchSize, MaxBatchSize)
+	d := httpx.Defaults{Provider: "voyage", Model: DefaultModel, BaseURL: DefaultBaseURL, BatchSize: DefaultBatchSize, MaxBatchSize: MaxBatchSize}
+	if err := httpx.Resolve(d, &cfg.Model, &cfg.BaseURL, &cfg.BatchSize); err != nil {
+		return nil, err
 	}
 	key, err := httpx.Key(cfg.APIKey, "voyage", "VOYAGE_API_KEY")
 	if err != nil {
@@ -109,14 +99,7 @@ func (e *Embedder) EmbedQuery(ctx context.Context, queries []string) ([][]float3
 }
 
 func (e *Embedder) embed(ctx context.Context, texts []string, call func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
-	if len(texts) == 0 {
-		return nil, nil
-	}
-	vecs, err := httpx.Batches(ctx, texts, e.cfg.BatchSize, e.info.Dimension, call)
-	if err != nil {
-		return nil, fmt.Errorf("voyage embedder %s: %w", e.info, err)
-	}
-	return vecs, nil
+	return httpx.EmbedBatches(ctx, e.info, e.cfg.BatchSize, texts, call)
 }
 
 type request struct {

@@ -281,3 +281,49 @@ func Key(key, provider string, vars ...string) (string, error) {
 	}
 	return "", fmt.Errorf("%s embedder needs an API key: set %s", provider, strings.Join(vars, " or "))
 }
+
+// Defaults are a provider's defaults for the settings every API embedder
+// resolves the same way.
+type Defaults struct {
+	Provider     string
+	Model        string
+	BaseURL      string
+	BatchSize    int
+	MaxBatchSize int // 0: the API states no limit
+}
+
+// Resolve fills an empty model, base URL and batch size with d's values,
+// drops a trailing slash from the base URL, and refuses a batch size above
+// the API's limit.
+func Resolve(d Defaults, model, baseURL *string, batch *int) error {
+	if *model == "" {
+		*model = d.Model
+	}
+	if baseURL != nil {
+		if *baseURL == "" {
+			*baseURL = d.BaseURL
+		}
+		*baseURL = strings.TrimRight(*baseURL, "/")
+	}
+	if *batch <= 0 {
+		*batch = d.BatchSize
+	}
+	if d.MaxBatchSize > 0 && *batch > d.MaxBatchSize {
+		return fmt.Errorf("%s embedder: batch size %d above the API's %d", d.Provider, *batch, d.MaxBatchSize)
+	}
+	return nil
+}
+
+// EmbedBatches embeds texts through call in batches of size, checking each
+// vector's dimension; an empty input makes no call, and errors name the
+// embedder.
+func EmbedBatches(ctx context.Context, info embed.ModelInfo, size int, texts []string, call func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	vecs, err := Batches(ctx, texts, size, info.Dimension, call)
+	if err != nil {
+		return nil, fmt.Errorf("%s embedder %s: %w", info.Provider, info, err)
+	}
+	return vecs, nil
+}
