@@ -8,7 +8,9 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -393,22 +395,17 @@ func (b *Backend) SearchKeyword(ctx context.Context, coll string, query string, 
 		return nil, err
 	}
 	b.mu.RLock()
-	c0, err := b.get(coll)
-	if err != nil {
-		b.mu.RUnlock()
-		return nil, err
-	}
-	qterms := map[string]int{}
-	for _, t := range c0.an.Analyze(query) {
-		qterms[t]++ // a repeated query term counts as often as it appears
-	}
-	b.mu.RUnlock()
-	b.mu.RLock()
 	defer b.mu.RUnlock()
 	c, err := b.get(coll)
 	if err != nil {
 		return nil, err
 	}
+	qterms := map[string]int{}
+	for _, t := range c.an.Analyze(query) {
+		qterms[t]++ // a repeated query term counts as often as it appears
+	}
+	// A fixed summation order keeps scores, and so ties, repeatable.
+	terms := slices.Sorted(maps.Keys(qterms))
 	n := float64(len(c.docs))
 	var total int
 	df := make(map[string]int, len(qterms))
@@ -427,7 +424,8 @@ func (b *Backend) SearchKeyword(ctx context.Context, coll string, query string, 
 	top := newTopK(k)
 	for _, e := range c.docs {
 		var s float64
-		for t, qtf := range qterms {
+		for _, t := range terms {
+			qtf := qterms[t]
 			tf := float64(e.terms[t])
 			if tf == 0 {
 				continue
