@@ -392,11 +392,7 @@ func (r *run) prepare(res load.Result) prepared {
 		p.err = res.Err
 		return p
 	}
-	p.hash = sourceHash(res.Hash, r.fingerprint)
-	if r.known[res.Source] == p.hash {
-		p.skip = true
-		return p
-	}
+	p.hash = sourceHash(res.Hash, r.fingerprint) // unchanged sources never get here (ReadIf)
 	chunks, err := split.SplitAll(r.splitters.forKind(res.Kind), res.Docs)
 	if err != nil {
 		p.err = fmt.Errorf("%s: split: %w", res.Path, err)

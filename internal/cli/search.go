@@ -150,6 +150,7 @@ func printHits(w io.Writer, hits []store.Hit, query string, color bool) {
 		fmt.Fprintln(w, "no results")
 		return
 	}
+	terms := highlightTerms(query)
 	for i, h := range hits {
 		d := h.Doc
 		loc := d.SourceName
@@ -174,13 +175,13 @@ func printHits(w io.Writer, hits []store.Hit, query string, color bool) {
 			}
 			fmt.Fprintf(w, "   (%s)\n", strings.Join(parts, ", "))
 		}
-		fmt.Fprintf(w, "   %s\n", snippet(d.Content, query, 240, color))
+		fmt.Fprintf(w, "   %s\n", snippet(d.Content, terms, 240, color))
 	}
 }
 
-// snippet returns the window of text with the most query words, those
-// words highlighted (bold on a terminal, «» otherwise).
-func snippet(text, query string, width int, color bool) string {
+// highlightTerms are the query's words worth highlighting: longer than two
+// letters and not English stop words.
+func highlightTerms(query string) map[string]bool {
 	terms := map[string]bool{}
 	an, _ := bm25.NewAnalyzer(bm25.AnalyzerConfig{}) // English stop words
 	for _, t := range words(query) {
@@ -188,6 +189,12 @@ func snippet(text, query string, width int, color bool) string {
 			terms[t] = true
 		}
 	}
+	return terms
+}
+
+// snippet returns the window of text with the most query terms, those
+// words highlighted (bold on a terminal, «» otherwise).
+func snippet(text string, terms map[string]bool, width int, color bool) string {
 	ws := wordSpans(text)
 	best, bestStart := -1, 0
 	for i := range ws {

@@ -39,9 +39,6 @@ type manifest struct {
 	Sizes   map[string]int64  `json:"sizes"` // name → bytes
 }
 
-// selfChecked files are written in formats with their own checksum.
-var selfChecked = map[string]bool{"hnsw.bin": true, "bm25.bin": true}
-
 // idsFile is the external-id table; metaFile the filter index.
 type idsFile struct {
 	Ext []string
@@ -108,14 +105,6 @@ func (c *coll) readCheckpoint() (int64, error) {
 		b, err := os.ReadFile(filepath.Join(ck, file))
 		if err != nil {
 			return nil, err
-		}
-		if selfChecked[file] {
-			// The index format carries its own checksum; hashing the
-			// largest files twice would double the open time.
-			if int64(len(b)) != m.Sizes[file] {
-				return nil, fmt.Errorf("%s: %d bytes, the manifest says %d", file, len(b), m.Sizes[file])
-			}
-			return b, nil
 		}
 		sum := sha256.Sum256(b)
 		if hex.EncodeToString(sum[:]) != m.Files[file] {
