@@ -36,7 +36,7 @@ func (b *Backend) SearchHybrid(ctx context.Context, name string, req store.Searc
 		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM k`
 	qargs := append([]any{languages[ci.cfg.Language], req.Query, pgvector.NewVector(req.Embedding)}, args...)
 	var vec, kw []*document.Document
-	err = pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
 		ef := max(64, 2*(2*req.TopK))
 		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = `+strconv.Itoa(min(ef, 1000))); err != nil {
 			return fmt.Errorf("configure search: %w", err)

@@ -19,7 +19,7 @@ func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.
 	if len(turns) == 0 {
 		return nil
 	}
-	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7412032, hashtext($1))`, thread); err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 	if limit > 0 {
 		lim = limit
 	}
-	rows, err := b.pool.Query(ctx, `SELECT seq, role, content, data, created FROM
+	rows, err := b.db.Query(ctx, `SELECT seq, role, content, data, created FROM
 		(SELECT * FROM quarry_threads WHERE thread = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq`, thread, lim)
 	if err != nil {
 		return nil, fmt.Errorf("thread %s: %w", thread, err)
@@ -80,7 +80,7 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 
 // DeleteThread implements store.ThreadStore.
 func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
-	if _, err := b.pool.Exec(ctx, `DELETE FROM quarry_threads WHERE thread = $1`, thread); err != nil {
+	if _, err := b.db.Exec(ctx, `DELETE FROM quarry_threads WHERE thread = $1`, thread); err != nil {
 		return fmt.Errorf("delete thread %s: %w", thread, err)
 	}
 	return nil
