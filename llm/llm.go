@@ -3,8 +3,8 @@
 // tool calls, JSON-schema structured output and token usage.
 //
 // Providers live in subpackages and speak their service's real API:
-// llm/openai (OpenAI and any OpenAI-compatible server), llm/anthropic and
-// llm/ollama. A Spec ("openai:gpt-4o-mini", "ollama:llama3.2",
+// llm/openai (OpenAI and any OpenAI-compatible server), llm/anthropic,
+// llm/gemini, llm/mistral and llm/ollama. A Spec ("openai:gpt-4o-mini", "ollama:llama3.2",
 // "openai-compatible:qwen2.5@http://localhost:8000/v1") names one.
 //
 // Cancelling the context cancels the request; breaking out of a Stream loop

@@ -12,6 +12,8 @@ const (
 	ProviderOpenAICompatible = "openai-compatible"
 	ProviderAnthropic        = "anthropic"
 	ProviderOllama           = "ollama"
+	ProviderGemini           = "gemini"
+	ProviderMistral          = "mistral"
 )
 
 // Spec names a chat model the way settings write it:
@@ -19,6 +21,8 @@ const (
 //	openai:MODEL                      OpenAI (OPENAI_API_KEY)
 //	anthropic:MODEL                   Anthropic (ANTHROPIC_API_KEY)
 //	ollama:MODEL                      Ollama at OLLAMA_HOST or http://localhost:11434
+//	gemini:MODEL                      Google Gemini (GEMINI_API_KEY or GOOGLE_API_KEY)
+//	mistral:MODEL                     Mistral (MISTRAL_API_KEY)
 //	openai-compatible:MODEL@BASEURL   any server speaking OpenAI's chat API
 //	                                  (vLLM, llama.cpp, LM Studio, …); a key in
 //	                                  OPENAI_API_KEY is sent when set
@@ -44,9 +48,9 @@ func ParseSpec(s string) (Spec, error) {
 	model, base, _ := strings.Cut(rest, "@")
 	sp := Spec{Provider: strings.ToLower(prov), Model: model, BaseURL: base}
 	switch sp.Provider {
-	case ProviderOpenAI, ProviderOpenAICompatible, ProviderAnthropic, ProviderOllama:
+	case ProviderOpenAI, ProviderOpenAICompatible, ProviderAnthropic, ProviderOllama, ProviderGemini, ProviderMistral:
 	default:
-		return Spec{}, fmt.Errorf("llm %q: unknown provider %q (use openai, anthropic, ollama or openai-compatible)", s, prov)
+		return Spec{}, fmt.Errorf("llm %q: unknown provider %q (use openai, anthropic, gemini, mistral, ollama or openai-compatible)", s, prov)
 	}
 	if sp.Model == "" {
 		return Spec{}, fmt.Errorf("llm %q: the model name is missing after %q", s, prov+":")

@@ -16,6 +16,8 @@ import (
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/llm/anthropic"
+	"github.com/quarry-rag/quarry/llm/gemini"
+	"github.com/quarry-rag/quarry/llm/mistral"
 	"github.com/quarry-rag/quarry/llm/ollama"
 	"github.com/quarry-rag/quarry/llm/openai"
 	"github.com/quarry-rag/quarry/rag"
@@ -147,6 +149,10 @@ func newChatModel(spec string) (llm.ChatModel, error) {
 		return anthropic.New(anthropic.Config{Model: sp.Model, BaseURL: sp.BaseURL})
 	case llm.ProviderOllama:
 		return ollama.New(ollama.Config{Model: sp.Model, BaseURL: sp.BaseURL})
+	case llm.ProviderGemini:
+		return gemini.New(gemini.Config{Model: sp.Model, BaseURL: sp.BaseURL})
+	case llm.ProviderMistral:
+		return mistral.New(mistral.Config{Model: sp.Model, BaseURL: sp.BaseURL})
 	}
 	return nil, fmt.Errorf("llm %q: no provider %q in this build", spec, sp.Provider)
 }
