@@ -99,7 +99,7 @@ func openDB(ctx context.Context, path string) (w, r *sql.DB, err error) {
 		return nil, nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
-	if _, err := w.ExecContext(ctx, ddl); err != nil {
+	if _, err := w.ExecContext(ctx, ddl+hierarchyDDL); err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("create tables in %s: %w", path, err)
 	}

@@ -52,6 +52,7 @@ type collection struct {
 	an      *bm25.Analyzer
 	docs    map[string]*entry
 	sources map[document.Source]store.SourceState
+	hier    hierData // the knowledge hierarchy (hierarchy.go)
 }
 
 // entry is a stored document with its analysed terms for keyword search.

@@ -114,7 +114,8 @@ func (b *Backend) WithTx(tx pgx.Tx) *Backend {
 }
 
 // tables are the tables setupSQL creates.
-var tables = []string{"quarry_meta", "quarry_collections", "quarry_documents", "quarry_sources", "quarry_embedding_cache", "quarry_jobs", "quarry_threads"}
+var tables = []string{"quarry_meta", "quarry_collections", "quarry_documents", "quarry_sources", "quarry_embedding_cache", "quarry_jobs", "quarry_threads",
+	"quarry_nodes", "quarry_node_chunks", "quarry_node_links"}
 
 // ready reports whether every table exists, so a role with only DML grants
 // can open a store an owner has set up.
@@ -267,7 +268,7 @@ func (b *Backend) Setup(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7412031)`); err != nil {
 			return fmt.Errorf("postgres setup: %w", err)
 		}
-		if _, err := tx.Exec(ctx, setupSQL); err != nil {
+		if _, err := tx.Exec(ctx, setupSQL+hierarchySQL); err != nil {
 			return fmt.Errorf("postgres setup (needs a role that may create the vector extension and tables): %w", err)
 		}
 		var paradedb bool

@@ -59,6 +59,7 @@ func Run(t *testing.T, open Opener) {
 		{"Jobs", testJobs},
 		{"Threads", testThreads},
 		{"Scan", testScan},
+		{"Hierarchy", testHierarchy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
