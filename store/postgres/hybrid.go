@@ -21,20 +21,13 @@ func (b *Backend) SearchHybrid(ctx context.Context, name string, req store.Searc
 	if err != nil {
 		return nil, err
 	}
-	w, args, err := where(ci.id, req.Filter, 3)
+	lead := append(keywordArgs(b.bm25, languages[ci.cfg.Language], req.Query), pgvector.NewVector(req.Embedding))
+	w, args, err := where(ci.id, req.Filter, len(lead))
 	if err != nil {
 		return nil, err
 	}
-	dim := strconv.Itoa(ci.cfg.Model.Dimension)
-	branch := strconv.Itoa(2 * req.TopK)
-	dist := `embedding::vector(` + dim + `) <=> $3::vector(` + dim + `)`
-	sql := `WITH q AS (SELECT NULLIF(replace(plainto_tsquery($1::regconfig, $2)::text, '&', '|'), '')::tsquery AS tq),
-		v AS (SELECT id, 1 - d AS s FROM (SELECT id, ` + dist + ` AS d FROM quarry_documents WHERE ` + w + `
-			ORDER BY ` + dist + ` LIMIT ` + branch + `) v0),
-		k AS (SELECT id, ts_rank(tsv, q.tq, 1) AS s FROM quarry_documents, q
-			WHERE q.tq IS NOT NULL AND tsv @@ q.tq AND ` + w + ` ORDER BY s DESC, id LIMIT ` + branch + `)
-		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM k`
-	qargs := append([]any{languages[ci.cfg.Language], req.Query, pgvector.NewVector(req.Embedding)}, args...)
+	sql := hybridSQL(b.bm25, strconv.Itoa(ci.cfg.Model.Dimension), w, 2*req.TopK)
+	qargs := append(lead, args...)
 	var vec, kw []*document.Document
 	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
 		ef := max(64, 2*(2*req.TopK))
@@ -91,4 +84,29 @@ func (b *Backend) SearchHybrid(ctx context.Context, name string, req store.Searc
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// hybridSQL runs both branches in one statement, each under the WHERE
+// clause w and limited to branch rows, and returns (branch, id, score)
+// rows for store.Fuse. The arguments are keywordArgs' followed by the query
+// vector: $2 with BM25, $3 otherwise.
+func hybridSQL(bm25 bool, dim, w string, branch int) string {
+	vec, lim := "$3", strconv.Itoa(branch)
+	if bm25 {
+		vec = "$2"
+	}
+	dist := `embedding::vector(` + dim + `) <=> ` + vec + `::vector(` + dim + `)`
+	v := `v AS (SELECT id, 1 - d AS s FROM (SELECT id, ` + dist + ` AS d FROM quarry_documents WHERE ` + w + `
+			ORDER BY ` + dist + ` LIMIT ` + lim + `) v0)`
+	if bm25 {
+		return `WITH ` + v + `,
+		k AS (SELECT id, pdb.score(search_id) AS s FROM quarry_documents
+			WHERE content ||| $1 AND ` + w + ` ORDER BY s DESC, id LIMIT ` + lim + `)
+		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM k`
+	}
+	return tsQuery + `,
+		` + v + `,
+		k AS (SELECT id, ts_rank(tsv, q.tq, 1) AS s FROM quarry_documents, q
+			WHERE q.tq IS NOT NULL AND tsv @@ q.tq AND ` + w + ` ORDER BY s DESC, id LIMIT ` + lim + `)
+		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM k`
 }

@@ -716,10 +716,7 @@ func (b *Backend) SearchVector(ctx context.Context, name string, q []float32, f 
 	if err != nil {
 		return nil, err
 	}
-	dim := strconv.Itoa(ci.cfg.Model.Dimension)
-	sql := `SELECT ` + docColumns + `, 1 - (embedding::vector(` + dim + `) <=> $1::vector(` + dim + `)) AS score
-		FROM quarry_documents WHERE ` + w + `
-		ORDER BY embedding::vector(` + dim + `) <=> $1::vector(` + dim + `) LIMIT ` + strconv.Itoa(k+tieSlack)
+	sql := vectorSQL(strconv.Itoa(ci.cfg.Model.Dimension), w, k+tieSlack)
 	var out []*document.Document
 	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
 		ef := max(64, 2*(k+tieSlack))
@@ -735,30 +732,65 @@ func (b *Backend) SearchVector(ctx context.Context, name string, q []float32, f 
 	return topK(out, k), nil
 }
 
-// SearchKeyword implements store.Backend with ts_rank over the generated
+// SearchKeyword implements store.Backend. With ParadeDB's pg_search it
+// ranks by BM25 over content; otherwise by ts_rank over the generated
 // tsvector of title and content, divided by 1 + log(length) (normalisation
-// 1). Query terms are ORed, like BM25's disjunctive matching; scores are
-// ts_rank's, not BM25. Measured with quarry eval (nDCG@10): 0.604 on SciFact
-// and 0.322 on Cranfield, against the embedded BM25's 0.682 and 0.352;
-// ts_rank_cd without normalisation scored 0.298 and 0.209.
+// 1), with query terms ORed like BM25's disjunctive matching. Measured with
+// quarry eval (nDCG@10): ts_rank scores 0.604 on SciFact and 0.322 on
+// Cranfield, against the embedded BM25's 0.682 and 0.352; ts_rank_cd
+// without normalisation scored 0.298 and 0.209.
 func (b *Backend) SearchKeyword(ctx context.Context, name string, query string, f filter.Expr, k int) ([]*document.Document, error) {
 	ci, err := b.info(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	w, args, err := where(ci.id, f, 2)
+	lead := keywordArgs(b.bm25, languages[ci.cfg.Language], query)
+	w, args, err := where(ci.id, f, len(lead))
 	if err != nil {
 		return nil, err
 	}
-	sql := `WITH q AS (SELECT NULLIF(replace(plainto_tsquery($1::regconfig, $2)::text, '&', '|'), '')::tsquery AS tq)
-		SELECT ` + docColumns + `, ts_rank(tsv, q.tq, 1) AS score
-		FROM quarry_documents, q WHERE q.tq IS NOT NULL AND tsv @@ q.tq AND ` + w + `
-		ORDER BY score DESC, id LIMIT ` + strconv.Itoa(k)
-	out, err := queryScored(ctx, b.db, sql, append([]any{languages[ci.cfg.Language], query}, args...)...)
+	out, err := queryScored(ctx, b.db, keywordSQL(b.bm25, w, k), append(lead, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("keyword search: %w", err)
 	}
 	return topK(out, k), nil
+}
+
+// keywordArgs are the leading arguments of keywordSQL: the query, and the
+// text search configuration unless BM25 ranks.
+func keywordArgs(bm25 bool, lang, query string) []any {
+	if bm25 {
+		return []any{query}
+	}
+	return []any{lang, query}
+}
+
+// tsQuery is the ORed tsquery of $1 (configuration) and $2 (text); NULL
+// when the text has no searchable words.
+const tsQuery = `WITH q AS (SELECT NULLIF(replace(plainto_tsquery($1::regconfig, $2)::text, '&', '|'), '')::tsquery AS tq)`
+
+// keywordSQL selects the top k documents matching the query under the
+// WHERE clause w. With bm25, $1 is the query and pg_search's ||| matches
+// any of its terms (disjunction, as BM25 does); otherwise $1 is the text
+// search configuration and $2 the query.
+func keywordSQL(bm25 bool, w string, k int) string {
+	if bm25 {
+		return `SELECT ` + docColumns + `, pdb.score(search_id) AS score
+		FROM quarry_documents WHERE content ||| $1 AND ` + w + `
+		ORDER BY score DESC, id LIMIT ` + strconv.Itoa(k)
+	}
+	return tsQuery + `
+		SELECT ` + docColumns + `, ts_rank(tsv, q.tq, 1) AS score
+		FROM quarry_documents, q WHERE q.tq IS NOT NULL AND tsv @@ q.tq AND ` + w + `
+		ORDER BY score DESC, id LIMIT ` + strconv.Itoa(k)
+}
+
+// vectorSQL selects the k nearest documents to $1 under w by cosine
+// distance on the collection's dimension, which the partial index covers.
+func vectorSQL(dim, w string, k int) string {
+	return `SELECT ` + docColumns + `, 1 - (embedding::vector(` + dim + `) <=> $1::vector(` + dim + `)) AS score
+		FROM quarry_documents WHERE ` + w + `
+		ORDER BY embedding::vector(` + dim + `) <=> $1::vector(` + dim + `) LIMIT ` + strconv.Itoa(k)
 }
 
 type querier interface {

@@ -1,0 +1,4 @@
+package postgres
+
+// HybridSQL exposes the hybrid statement to the conformance test.
+var HybridSQL = hybridSQL
