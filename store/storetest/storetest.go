@@ -842,13 +842,15 @@ func testHybridSearch(t *testing.T, s *store.Store) {
 	}
 }
 
+// testConcurrency runs four writers (each its own batches, all or nothing)
+// beside four readers that must never see part of a batch.
 func testConcurrency(t *testing.T, s *store.Store) {
 	c := mustCollection(t, s, "docs", 2)
-	const batches, size = 30, 20
+	const batches, size, writers, readers = 32, 20, 4, 4
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
-	errs := make(chan error, 16)
-	for r := range 4 {
+	errs := make(chan error, writers+readers)
+	for r := range readers {
 		wg.Go(func() {
 			for i := 0; ; i++ {
 				select {
@@ -878,15 +880,22 @@ func testConcurrency(t *testing.T, s *store.Store) {
 			}
 		})
 	}
-	for b := range batches {
-		var docs []*document.Document
-		for i := range size {
-			docs = append(docs, doc(fmt.Sprintf("b%02d-%02d", b, i), "x", []float32{float32(i + 1), float32(b + 1)}, map[string]any{"batch": b}))
-		}
-		if err := c.Upsert(ctx(t), docs); err != nil {
-			t.Fatal(err)
-		}
+	var wr sync.WaitGroup
+	for w := range writers {
+		wr.Go(func() {
+			for b := w; b < batches; b += writers {
+				var docs []*document.Document
+				for i := range size {
+					docs = append(docs, doc(fmt.Sprintf("b%02d-%02d", b, i), "x", []float32{float32(i + 1), float32(b + 1)}, map[string]any{"batch": b}))
+				}
+				if err := c.Upsert(ctx(t), docs); err != nil {
+					errs <- fmt.Errorf("writer %d: %w", w, err)
+					return
+				}
+			}
+		})
 	}
+	wr.Wait()
 	close(stop)
 	wg.Wait()
 	close(errs)
