@@ -1,0 +1,103 @@
+// Package voyage reranks with Voyage AI's Rerank API (POST /v1/rerank).
+package voyage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/internal/httpx"
+	"github.com/quarry-rag/quarry/rerank"
+)
+
+// Defaults.
+const (
+	DefaultModel    = "rerank-2.5"
+	DefaultEndpoint = "https://api.voyageai.com/v1/rerank"
+	EnvAPIKey       = "VOYAGE_API_KEY"
+)
+
+// Config configures a Reranker. Zero values mean the defaults.
+type Config struct {
+	// Model is DefaultModel when empty.
+	Model string
+	// Endpoint is DefaultEndpoint when empty.
+	Endpoint string
+	// APIKey is read from VOYAGE_API_KEY when empty.
+	APIKey string
+	// TopN asks for the best TopN only (top_k); all when 0.
+	TopN int
+	HTTP rerank.HTTPOptions
+}
+
+// Reranker calls Voyage AI.
+type Reranker struct {
+	cfg    Config
+	client httpx.Client
+}
+
+// New returns a reranker; it makes no network call.
+func New(cfg Config) (*Reranker, error) {
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.Endpoint == "" {
+		cfg.Endpoint = DefaultEndpoint
+	}
+	for _, v := range []string{EnvAPIKey} {
+		if cfg.APIKey == "" {
+			cfg.APIKey = strings.TrimSpace(os.Getenv(v))
+		}
+	}
+	if cfg.APIKey == "" {
+		return nil, fmt.Errorf("voyage reranker needs an API key: set %s", EnvAPIKey)
+	}
+	return &Reranker{cfg: cfg, client: httpx.New(httpx.Options{Client: cfg.HTTP.Client, MaxRetries: retries(cfg.HTTP.MaxRetries), RetryDelay: cfg.HTTP.RetryDelay})}, nil
+}
+
+func retries(n int) int {
+	if n == 0 {
+		return 2
+	}
+	return n
+}
+
+// Rerank implements rerank.Reranker.
+func (r *Reranker) Rerank(ctx context.Context, query string, docs []*document.Document) ([]*document.Document, error) {
+	if len(docs) == 0 {
+		return []*document.Document{}, nil
+	}
+	body := struct {
+		Query      string   `json:"query"`
+		Documents  []string `json:"documents"`
+		Model      string   `json:"model"`
+		TopK       int      `json:"top_k,omitempty"`
+		Truncation bool     `json:"truncation"`
+	}{query, rerank.Texts(docs), r.cfg.Model, r.cfg.TopN, true}
+	var resp struct {
+		Data []struct {
+			Index int             `json:"index"`
+			Score json.RawMessage `json:"relevance_score"`
+		} `json:"data"`
+	}
+	if err := r.client.PostJSON(ctx, r.cfg.Endpoint, map[string]string{"Authorization": "Bearer " + r.cfg.APIKey}, body, &resp); err != nil {
+		return nil, fmt.Errorf("voyage rerank: %w", err)
+	}
+	res := make([]rerank.Result, len(resp.Data))
+	for i, x := range resp.Data {
+		res[i] = rerank.Result{Index: x.Index, Score: x.Score}
+	}
+	out, err := rerank.Apply(docs, res)
+	if err != nil {
+		return nil, fmt.Errorf("voyage rerank: %w", err)
+	}
+	return out, nil
+}
+
+// Process implements rag.PostProcessor: it reranks by the question.
+func (r *Reranker) Process(ctx context.Context, question string, docs []*document.Document) ([]*document.Document, error) {
+	return r.Rerank(ctx, question, docs)
+}
