@@ -113,6 +113,15 @@ func (b *Backend) WithTx(tx pgx.Tx) *Backend {
 	return &Backend{db: tx, bm25: b.bm25}
 }
 
+// Begin starts a transaction for WithTx.
+func (b *Backend) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := b.db.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: begin: %w", err)
+	}
+	return tx, nil
+}
+
 // tables are the tables setupSQL creates.
 var tables = []string{"quarry_meta", "quarry_collections", "quarry_documents", "quarry_sources", "quarry_embedding_cache", "quarry_jobs", "quarry_threads",
 	"quarry_nodes", "quarry_node_chunks", "quarry_node_links"}
