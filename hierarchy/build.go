@@ -1,0 +1,223 @@
+package hierarchy
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// skipFolders are folders that make no node (SEMANTICS §6), besides
+// dot-folders; their files hang under the nearest folder above them.
+var skipFolders = []string{"node_modules", "__pycache__", "venv", "build", "dist", "vendor"}
+
+// SkipFolder reports whether a folder of this name makes no node.
+func SkipFolder(name string) bool {
+	return strings.HasPrefix(name, ".") || slices.Contains(skipFolders, name)
+}
+
+// folderOf returns the folder a file source's chunks hang under: the
+// source name's directory cut before its first skipped folder; "" for the
+// root.
+func folderOf(sourceName string) string {
+	dir := path.Dir(sourceName)
+	if dir == "." || dir == "/" {
+		return ""
+	}
+	parts := strings.Split(strings.Trim(dir, "/"), "/")
+	for i, p := range parts {
+		if p == "" || p == ".." || SkipFolder(p) {
+			parts = parts[:i]
+			break
+		}
+	}
+	return strings.Join(parts, "/")
+}
+
+// chunkKeywords are a chunk's trigger candidates: the keywords of its
+// heading path and of the symbols its text defines.
+func chunkKeywords(d *document.Document) []string {
+	texts := slices.Clone(d.Provenance.HeadingPath)
+	texts = append(texts, Symbols(d.Content)...)
+	return Keywords(texts, 0)
+}
+
+// rankTriggers orders keywords by how many chunks give them, then by first
+// appearance, and keeps MaxTriggers.
+func rankTriggers(perChunk [][]string) []string {
+	count := map[string]int{}
+	first := map[string]int{}
+	var all []string
+	for _, kws := range perChunk {
+		for _, k := range kws {
+			if _, ok := count[k]; !ok {
+				first[k] = len(all)
+				all = append(all, k)
+			}
+			count[k]++
+		}
+	}
+	slices.SortStableFunc(all, func(a, b string) int { return cmp.Or(cmp.Compare(count[b], count[a]), cmp.Compare(first[a], first[b])) })
+	if len(all) > MaxTriggers {
+		all = all[:MaxTriggers]
+	}
+	return all
+}
+
+// BuildReport counts what Build changed.
+type BuildReport struct {
+	Nodes    int `json:"nodes"`    // nodes after the build
+	Created  int `json:"created"`  // nodes created
+	Attached int `json:"attached"` // chunks attached or moved
+	Detached int `json:"detached"` // attachments of chunks no longer stored
+}
+
+// Build brings the hierarchy up to the collection (after an ingestion):
+// every folder holding file sources gets a node (created once and kept,
+// so a renamed node stays renamed), each chunk of a file source hangs
+// under its folder's node and other chunks under the root unless attached
+// by hand, attachments of deleted chunks go, and each node's triggers are
+// recomputed from its chunks (nodes made by hand keep theirs first). files
+// maps file source names to their paths on disk, for the audit; sources it
+// does not name keep the path they had.
+func (h *Hierarchy) Build(ctx context.Context, files map[string]string) (BuildReport, error) {
+	var rep BuildReport
+	st, err := h.load(ctx, true)
+	if err != nil {
+		return rep, err
+	}
+	root, err := h.ensureRoot(ctx, st)
+	if err != nil {
+		return rep, err
+	}
+	rootID := root.ID
+	byFolder := map[string]int64{"": rootID}
+	for _, n := range st.nodes {
+		if n.Folder != "" {
+			byFolder[n.Folder] = n.ID
+		}
+	}
+	type chunk struct {
+		id     string
+		src    document.Source
+		folder string
+		kws    []string
+	}
+	var chunks []chunk
+	folders := map[string]bool{}
+	err = h.coll.Scan(ctx, 1000, func(docs []*document.Document) error {
+		for _, d := range docs {
+			c := chunk{id: d.ID, src: document.Source{Type: d.SourceType, Name: d.SourceName}, kws: chunkKeywords(d)}
+			if d.SourceType == document.SourceFile {
+				c.folder = folderOf(d.SourceName)
+				folders[c.folder] = true
+			}
+			chunks = append(chunks, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("build the hierarchy of %q: %w", h.coll.Name(), err)
+	}
+
+	// Nodes for new folders, parents before children.
+	var missing []string
+	for f := range folders {
+		for ; f != ""; f = path.Dir(f) {
+			if _, ok := byFolder[f]; !ok && !slices.Contains(missing, f) {
+				missing = append(missing, f)
+			}
+			if !strings.Contains(f, "/") {
+				break
+			}
+		}
+	}
+	slices.SortFunc(missing, func(a, b string) int {
+		return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), cmp.Compare(a, b))
+	})
+	for _, f := range missing {
+		parentFolder := ""
+		if i := strings.LastIndex(f, "/"); i >= 0 {
+			parentFolder = f[:i]
+		}
+		p := st.byID[byFolder[parentFolder]]
+		name := st.childName(p, path.Base(f))
+		n := store.Node{ParentID: p.ID, Kind: kindAt(strings.Count(f, "/") + 1), Name: name, Path: p.Path + "/" + name, Folder: f, Triggers: []string{}}
+		got, err := h.hs.PutNodes(ctx, h.coll.Name(), []store.Node{n})
+		if err != nil {
+			return rep, fmt.Errorf("create the node of folder %s: %w", f, err)
+		}
+		st.add(got[0])
+		byFolder[f] = got[0].ID
+		rep.Created++
+	}
+
+	// Attachments.
+	var atts []store.Attachment
+	stored := make(map[string]bool, len(chunks))
+	perNode := map[int64][][]string{}
+	for _, c := range chunks {
+		stored[c.id] = true
+		target := byFolder[c.folder]
+		file := files[c.src.Name]
+		if i, ok := st.byDoc[c.id]; ok {
+			old := st.atts[i]
+			if file == "" {
+				file = old.File
+			}
+			// A chunk placed by hand under a node of its own stays there.
+			if n := st.byID[old.NodeID]; n != nil && (n.Folder == "" && n.Kind != store.NodeRoot || c.src.Type != document.SourceFile) {
+				target = old.NodeID
+			}
+			if old.NodeID == target && old.File == file && old.Source == c.src {
+				perNode[target] = append(perNode[target], c.kws)
+				continue
+			}
+		}
+		if c.src.Type != document.SourceFile {
+			file = ""
+		}
+		atts = append(atts, store.Attachment{DocID: c.id, NodeID: target, Source: c.src, File: file})
+		perNode[target] = append(perNode[target], c.kws)
+	}
+	var detach []string
+	for _, a := range st.atts {
+		if !stored[a.DocID] {
+			detach = append(detach, a.DocID)
+		}
+	}
+	if len(atts)+len(detach) > 0 {
+		if err := h.hs.Attach(ctx, h.coll.Name(), atts, detach); err != nil {
+			return rep, fmt.Errorf("attach chunks: %w", err)
+		}
+	}
+	rep.Attached, rep.Detached = len(atts), len(detach)
+
+	// Triggers.
+	var changed []store.Node
+	for _, n := range st.nodes {
+		trig := rankTriggers(perNode[n.ID])
+		if n.Folder == "" && n.Kind != store.NodeRoot {
+			trig = MergeTriggers(n.Triggers, trig)
+		}
+		if trig == nil {
+			trig = []string{}
+		}
+		if !slices.Equal(trig, n.Triggers) {
+			n.Triggers = trig
+			changed = append(changed, n)
+		}
+	}
+	if len(changed) > 0 {
+		if _, err := h.hs.PutNodes(ctx, h.coll.Name(), changed); err != nil {
+			return rep, fmt.Errorf("update triggers: %w", err)
+		}
+	}
+	rep.Nodes = len(st.nodes)
+	return rep, nil
+}
