@@ -369,3 +369,24 @@ func pfx(path string) string {
 	}
 	return path + ": "
 }
+
+// ParseValue reads a filter carried as a JSON value in an API request: a
+// JSON string holds a filter in any syntax (Parse), an object is JSON in
+// either form with its keys' order kept; null or nothing is "no filter".
+func ParseValue(raw []byte) (Expr, error) {
+	t := strings.TrimSpace(string(raw))
+	if t == "" || t == "null" {
+		return nil, nil
+	}
+	if t[0] == '"' {
+		var s string
+		if err := json.Unmarshal([]byte(t), &s); err != nil {
+			return nil, fmt.Errorf("filter: %w", err)
+		}
+		return Parse(s)
+	}
+	if t[0] != '{' {
+		return nil, &Error{Reason: ReasonSyntax, Msg: "a filter is a string (text or JSON) or a JSON object"}
+	}
+	return Parse(t)
+}

@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -25,6 +23,7 @@ import (
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -103,7 +102,7 @@ func (s *Server) scope(ctx context.Context, req *sdk.CallToolRequest) (Scope, er
 // Server is a Quarry MCP server. It is safe for concurrent sessions.
 type Server struct {
 	cfg   Config
-	roots []string // absolute, symlinks resolved
+	roots *load.Roots
 	mcp   *sdk.Server
 	log   *slog.Logger
 
@@ -130,21 +129,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TopK < 0 {
 		return nil, fmt.Errorf("mcp: top k must be positive, got %d", cfg.TopK)
 	}
-	roots := cfg.Roots
-	if len(roots) == 0 {
-		roots = []string{"."}
-	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	for _, r := range roots {
-		abs, err := resolveRoot(r)
-		if err != nil {
-			return nil, err
-		}
-		s.roots = append(s.roots, abs)
+	roots, err := load.NewRoots(cfg.Roots)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
 	}
+	s.roots = roots
 	version := cfg.Version
 	if version == "" {
 		version = "dev"
@@ -161,27 +154,6 @@ func New(cfg Config) (*Server, error) {
 const instructions = `Quarry is a searchable knowledge base of documents. Use knowledge_search to find passages ` +
 	`(each with its source, page, headings and lines, so you can cite them), knowledge_ask for a cited answer, ` +
 	`and knowledge_status to see which collections exist.`
-
-// resolveRoot makes a root absolute with its symlinks resolved, so that
-// containment checks compare real paths.
-func resolveRoot(r string) (string, error) {
-	abs, err := filepath.Abs(r)
-	if err != nil {
-		return "", fmt.Errorf("mcp: root %s: %w", r, err)
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("mcp: root %s: %w", r, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return "", fmt.Errorf("mcp: root %s: %w", r, err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("mcp: root %s is not a directory", r)
-	}
-	return real, nil
-}
 
 // MCP returns the underlying SDK server, for transports this package does
 // not wrap.

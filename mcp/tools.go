@@ -261,25 +261,16 @@ func (s *Server) collection(ctx context.Context, sc Scope, name string, create b
 // parseFilter reads a filter given as text or as JSON and validates it
 // against the collection's schema; nil stays nil.
 func parseFilter(v any, c *store.Collection) (filter.Expr, error) {
-	var src string
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if strings.TrimSpace(v) == "" {
-			return nil, nil
-		}
-		src = v
-	default:
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("filter: %w", err)
-		}
-		src = string(b)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("filter: %w", err)
 	}
-	e, err := filter.Parse(src)
+	e, err := filter.ParseValue(b)
 	if err != nil {
 		return nil, fmt.Errorf("invalid filter: %w", err)
+	}
+	if e == nil {
+		return nil, nil
 	}
 	if err := filter.Validate(e, c.Config().Schema); err != nil {
 		return nil, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
@@ -469,7 +460,7 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 	out := StatusOutput{DefaultCollection: s.cfg.Collection, Model: m.Provider + "/" + m.Model, ReadOnly: s.cfg.ReadOnly,
 		Collections: []CollectionStatus{}}
 	if !s.cfg.ReadOnly {
-		out.Roots = s.roots
+		out.Roots = s.roots.Dirs()
 	}
 	cfgs, err := s.cfg.Store.Collections(ctx)
 	if err != nil {
@@ -690,12 +681,7 @@ func (s *Server) addDocuments(ctx context.Context, req *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, out, err
 	}
-	inScope, err := filter.NewMatcher(sc.Filter)
-	if err != nil {
-		return nil, out, fmt.Errorf("this client's scope: %w", err)
-	}
 	docs := make([]*document.Document, len(in.Documents))
-	texts := make([]string, len(in.Documents))
 	for i, nd := range in.Documents {
 		if strings.TrimSpace(nd.Text) == "" {
 			return nil, out, fmt.Errorf("documents[%d]: text is empty", i)
@@ -710,36 +696,14 @@ func (s *Server) addDocuments(ctx context.Context, req *sdk.CallToolRequest, in 
 		if err := d.AddMetadata(nd.Metadata); err != nil {
 			return nil, out, fmt.Errorf("documents[%d]: %w", i, err)
 		}
-		docs[i], texts[i] = d, nd.Text
+		docs[i] = d
 	}
-	// Validate before embedding: a model API call is the expensive part.
-	// Upsert checks again, with the vectors.
-	seen := make(map[string]int, len(docs))
-	for i, d := range docs {
-		if j, dup := seen[d.ID]; dup {
-			return nil, out, fmt.Errorf("documents[%d] and documents[%d] share id %q", j, i, d.ID)
-		}
-		seen[d.ID] = i
-		if err := c.Config().Schema.ValidateDocument(d); err != nil {
-			return nil, out, fmt.Errorf("documents[%d]: %w", i, err)
-		}
-		if !inScope.MatchDocument(d) {
-			return nil, out, fmt.Errorf("documents[%d] is outside this client's scope: give it metadata that matches it", i)
-		}
-	}
-	vecs, err := s.cfg.Embedder.Embed(ctx, texts)
-	if err != nil {
-		return nil, out, fmt.Errorf("embed the documents: %w", err)
+	if err := ingest.Add(ctx, c, s.cfg.Embedder, docs, sc.Filter); err != nil {
+		return nil, out, err
 	}
 	out = AddDocumentsOutput{Collection: c.Name(), IDs: make([]string, len(docs))}
 	for i, d := range docs {
-		if err := d.SetEmbedding(vecs[i]); err != nil {
-			return nil, out, fmt.Errorf("documents[%d]: %w", i, err)
-		}
 		out.IDs[i] = d.ID
-	}
-	if err := c.Upsert(ctx, docs); err != nil {
-		return nil, out, fmt.Errorf("add to %q: %w", c.Name(), err)
 	}
 	text := fmt.Sprintf("Added %s to collection %q.", count(len(docs), "document"), c.Name())
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
