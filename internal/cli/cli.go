@@ -87,6 +87,7 @@ can search and ask questions of, with answers that cite their sources.`,
 	root.AddCommand(newChunkCmd(stdio))
 	root.AddCommand(newBenchCmd(stdio))
 	root.AddCommand(newMCPCmd(stdio))
+	root.AddCommand(newServeCmd(stdio), newKeysCmd(stdio))
 	root.AddCommand(newAskCmd(stdio), newChatCmd(stdio))
 	return root
 }

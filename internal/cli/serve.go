@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/server"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// keysFile is where a knowledge base keeps its API keys.
+func keysFile(dir string) string { return filepath.Join(dir, "keys.json") }
+
+func newServeCmd(stdio IO) *cobra.Command {
+	var (
+		f         kbFlags
+		addr      string
+		roots     []string
+		model     string
+		origins   []string
+		maxUpload int64
+		timeout   time.Duration
+		rate      float64
+		verbose   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the knowledge base over HTTP: the API, its OpenAPI document and the web UI",
+		Long: `Serve the knowledge base over HTTP: a JSON API (OpenAPI 3.1 at /openapi.json) for
+collections, documents, uploads, search and cited answers (also as server-sent events),
+the web UI at /, Prometheus metrics at /metrics and probes at /healthz and /readyz.
+
+Requests need an API key once one exists (quarry keys create). Without keys the server
+listens on loopback only and says so. Spans go to an OTLP collector when
+OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
+		Example: `  quarry serve
+  quarry keys create --permission read --filter "tenant = 'acme'" && quarry serve --addr :8080
+  quarry serve --root ./docs --model openai:gpt-4o-mini`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			k, err := openKB(ctx, &f, true)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			keys, err := server.OpenKeyFile(keysFile(k.dir))
+			if err != nil {
+				return err
+			}
+			mode := store.Mode(k.cfg.Search.Mode)
+			if mode == store.ModeAuto {
+				mode = DefaultMode(k.embedder.Model())
+			}
+			askMode := store.Mode(k.cfg.Search.Mode)
+			if askMode == store.ModeAuto {
+				askMode = AskMode
+			}
+			spec := model
+			if spec == "" {
+				spec = k.cfg.LLM
+			}
+			chat, err := newChatModel(spec)
+			if err != nil {
+				return usageErr(err)
+			}
+			level := slog.LevelInfo
+			if verbose {
+				level = slog.LevelDebug
+			}
+			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: level}))
+			cfg := server.Config{
+				Store: k.store, Embedder: k.embedder, Collection: k.cfg.Collection, Mode: mode, AskMode: askMode,
+				TopK: k.cfg.Search.TopK, Model: chat, Roots: roots, Keys: keys, RateLimit: rate,
+				MaxUploadBytes: maxUpload, RequestTimeout: timeout, CORSOrigins: origins, Logger: logger,
+				IngestOptions: func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
+				UploadDir:     filepath.Join(k.dir, "cache", "uploads"),
+			}
+			k.ingestOptions(nil) // creates the loader now, so requests only read it
+			if server.OTLPConfigured() {
+				tp, shutdown, err := server.NewOTLPTracer(ctx, "dev")
+				if err != nil {
+					return err
+				}
+				defer func() {
+					sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+					defer cancel()
+					_ = shutdown(sctx)
+				}()
+				cfg.Tracer = tp
+				logger.Info("serve: sending spans over OTLP")
+			}
+			srv, err := server.New(cfg)
+			if err != nil {
+				return usageErr(err)
+			}
+			defer srv.Close()
+			listen, note := server.ListenAddr(addr, keys.Active())
+			if note != "" {
+				logger.Warn("serve: " + note)
+			}
+			return serveHTTP(ctx, srv.Handler(), listen, logger)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port); without keys, loopback only")
+	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the ingest endpoint may read (repeatable; default: none, uploads only)")
+	cmd.Flags().StringVar(&model, "model", "", "chat model for answers as provider:model, overriding the llm setting (default: extractive answers)")
+	cmd.Flags().StringArrayVar(&origins, "cors-origin", nil, "origin whose pages may call the API from a browser (repeatable; default: none)")
+	cmd.Flags().Int64Var(&maxUpload, "max-upload", server.DefaultMaxUploadBytes, "largest upload in bytes")
+	cmd.Flags().DurationVar(&timeout, "timeout", server.DefaultRequestTimeout, "longest request, event streams excepted")
+	cmd.Flags().Float64Var(&rate, "rate-limit", server.DefaultRateLimit, "requests per second per key, for keys that set none (negative: unlimited)")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request (route, status, duration, key id)")
+	return cmd
+}
+
+// serveHTTP serves h until ctx is cancelled, then drains requests.
+func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Info("serve: listening", "url", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close() // event streams stay open until closed
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

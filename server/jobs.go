@@ -1,0 +1,454 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/sse"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// UploadForm is the multipart body of an upload.
+type UploadForm struct {
+	Files    []huma.FormFile `form:"file" required:"true" doc:"Files to ingest (text, Markdown, HTML, PDF, DOCX, code, JSON, CSV…)"`
+	Metadata string          `form:"metadata" required:"false" doc:"Optional JSON object of metadata added to every chunk"`
+}
+
+type uploadInput struct {
+	CollectionPath
+	RawBody huma.MultipartFormFiles[UploadForm]
+}
+
+// upload saves the files under a job folder and ingests them as a job.
+// Under a key with a scope, the files' sources are named under the key's
+// id, so they can never replace another client's sources, and the scope's
+// equality conditions are added to the chunks' metadata.
+func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted], error) {
+	p, err := s.authorize(ctx, PermWrite, in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.IngestOptions == nil {
+		return nil, apiError(http.StatusForbidden, CodeForbidden, "uploads are off on this server")
+	}
+	form := in.RawBody.Data()
+	if form == nil || len(form.Files) == 0 {
+		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "no file: send the files in the multipart field \"file\"")
+	}
+	meta := map[string]any{}
+	if strings.TrimSpace(form.Metadata) != "" {
+		if err := json.Unmarshal([]byte(form.Metadata), &meta); err != nil {
+			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "metadata: a JSON object is expected: "+err.Error())
+		}
+	}
+	for k, v := range scopeValues(p.scope) {
+		if _, set := meta[k]; !set {
+			meta[k] = v
+		}
+	}
+	c, err := s.collection(ctx, p, in.Collection, true)
+	if err != nil {
+		return nil, err
+	}
+	prefix := ""
+	if p.scope != nil {
+		prefix = p.key.ID + "/"
+	}
+	matcher, err := filter.NewMatcher(p.scope)
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	type file struct {
+		name string
+		data []byte
+	}
+	files := make([]file, 0, len(form.Files))
+	seen := map[string]bool{}
+	for _, ff := range form.Files {
+		name, err := uploadName(ff.Filename)
+		if err != nil {
+			return nil, err
+		}
+		if seen[name] {
+			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("two files are named %q", name))
+		}
+		seen[name] = true
+		data, err := io.ReadAll(io.LimitReader(ff.File, s.cfg.MaxUploadBytes+1))
+		if err != nil {
+			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("read %s: %v", name, err))
+		}
+		if int64(len(data)) > s.cfg.MaxUploadBytes {
+			return nil, apiError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("%s is over this server's upload limit of %s", name, byteSize(s.cfg.MaxUploadBytes)))
+		}
+		if _, err := load.Sniff(name, data); err != nil {
+			return nil, apiError(http.StatusUnsupportedMediaType, CodeUnsupportedType, fmt.Sprintf("%s: %v; Quarry reads text, Markdown, HTML, PDF, DOCX, code, JSON and CSV", name, err))
+		}
+		probe := document.New("")
+		probe.SourceType, probe.SourceName = document.SourceFile, prefix+name
+		if err := probe.AddMetadata(meta); err != nil {
+			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "metadata: "+err.Error())
+		}
+		if p.scope != nil && !matcher.MatchDocument(probe) {
+			return nil, apiError(http.StatusForbidden, CodeOutOfScope, fmt.Sprintf("%s would be outside this key's scope: give it metadata that matches the scope", name))
+		}
+		files = append(files, file{name: name, data: data})
+	}
+	dir, err := s.jobDir()
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	sources := make([]string, len(files))
+	for i, f := range files {
+		path := filepath.Join(dir, filepath.FromSlash(prefix), f.name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			os.RemoveAll(dir)
+			return nil, fromLibrary(err)
+		}
+		if err := os.WriteFile(path, f.data, 0o600); err != nil {
+			os.RemoveAll(dir)
+			return nil, fromLibrary(err)
+		}
+		sources[i] = prefix + f.name
+	}
+	started, err := s.startJob(ctx, p, c, []string{dir}, meta, func() { os.RemoveAll(dir) })
+	if err != nil {
+		return nil, err
+	}
+	started.Sources = sources
+	return &body[JobStarted]{Body: started}, nil
+}
+
+// uploadName checks an uploaded file's name: a plain file name, never a
+// path.
+func uploadName(name string) (string, error) {
+	bad := func(why string) error {
+		return apiError(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("file name %q refused: %s", name, why))
+	}
+	switch {
+	case name == "":
+		return "", bad("a file name is required")
+	case strings.ContainsAny(name, `/\`) || name == ".." || strings.Contains(name, ".."):
+		return "", bad("a path is not a file name (path traversal)")
+	case strings.HasPrefix(name, "."):
+		return "", bad("hidden files are not ingested")
+	case len(name) > 255:
+		return "", bad("over 255 bytes")
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return "", bad("control characters")
+		}
+	}
+	return name, nil
+}
+
+// jobDir makes a fresh folder for one upload.
+func (s *Server) jobDir() (string, error) {
+	base := s.cfg.UploadDir
+	if base == "" {
+		base = os.TempDir()
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", fmt.Errorf("upload folder: %w", err)
+	}
+	return os.MkdirTemp(base, "quarry-upload-")
+}
+
+// scopeValues are the field values a scope fixes by equality at its top
+// level (tenant = 'acme' and …), which uploads under it inherit.
+func scopeValues(f filter.Expr) map[string]any {
+	out := map[string]any{}
+	var walk func(filter.Expr)
+	walk = func(e filter.Expr) {
+		switch e := e.(type) {
+		case *filter.Condition:
+			if e.Op == filter.OpEq && e.Field != "sourceName" && e.Field != "sourceType" {
+				out[e.Field] = e.Value
+			}
+		case *filter.Group:
+			if e.Op == filter.OpAnd {
+				for _, c := range e.Conditions {
+					walk(c)
+				}
+			}
+		}
+	}
+	if f != nil {
+		walk(f)
+	}
+	return out
+}
+
+type ingestInput struct {
+	CollectionPath
+	Body IngestBody
+}
+
+// ingestPaths ingests files from the server's ingest roots: admin keys
+// only, and never a path outside the roots.
+func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobStarted], error) {
+	p, err := s.authorize(ctx, PermAdmin, in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if s.roots == nil || s.cfg.IngestOptions == nil {
+		return nil, apiError(http.StatusForbidden, CodeForbidden, "ingestion from server folders is off: start the server with --root")
+	}
+	if p.scope != nil {
+		return nil, apiError(http.StatusForbidden, CodeForbidden, "ingestion from server folders is not open to a key with a scope: upload files instead")
+	}
+	paths := make([]string, len(in.Body.Paths))
+	for i, path := range in.Body.Paths {
+		real, err := s.roots.Confine(path)
+		if err != nil {
+			return nil, apiError(http.StatusForbidden, CodeForbidden, "refused: "+err.Error())
+		}
+		paths[i] = real
+	}
+	c, err := s.collection(ctx, p, in.Collection, true)
+	if err != nil {
+		return nil, err
+	}
+	started, err := s.startJob(ctx, p, c, paths, in.Body.Metadata, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &body[JobStarted]{Body: started}, nil
+}
+
+// firstJob passes PutJob through and hands over the id of the first job
+// recorded: how an ingestion started in a goroutine reports its id.
+type firstJob struct {
+	store.JobStore
+	once sync.Once
+	id   chan string // buffered, 1
+}
+
+func (f *firstJob) PutJob(ctx context.Context, j store.Job) error {
+	err := f.JobStore.PutJob(ctx, j)
+	f.once.Do(func() { f.id <- j.ID })
+	return err
+}
+
+// ingestParams are recorded with the job, in the shape `quarry ingest
+// --resume` reads.
+type ingestParams struct {
+	Roots      []string       `json:"roots"`
+	Collection string         `json:"collection"`
+	Meta       map[string]any `json:"meta,omitempty"`
+}
+
+// startJob runs an ingestion in a goroutine the server owns and returns
+// once the job is recorded; cleanup runs when it ends.
+func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, roots []string, meta map[string]any, cleanup func()) (JobStarted, error) {
+	if cleanup == nil {
+		cleanup = func() {}
+	}
+	js, err := s.cfg.Store.Jobs()
+	if err != nil {
+		cleanup()
+		return JobStarted{}, fromLibrary(err)
+	}
+	opt := s.cfg.IngestOptions(c)
+	opt.Collection = c
+	opt.Embedder = s.emb
+	rec := &firstJob{JobStore: js, id: make(chan string, 1)}
+	opt.Jobs = rec
+	if len(meta) > 0 {
+		opt.Metadata = meta
+	}
+	if opt.JobParams, err = json.Marshal(ingestParams{Roots: roots, Collection: c.Name(), Meta: opt.Metadata}); err != nil {
+		cleanup()
+		return JobStarted{}, fromLibrary(err)
+	}
+	opt.Progress = func(e ingest.Event) {
+		switch e.Event {
+		case "file":
+			s.metrics.files.WithLabelValues("read").Inc()
+		case "error":
+			s.metrics.files.WithLabelValues("failed").Inc()
+		}
+	}
+	done := make(chan error, 1)
+	err = s.goJob(func(jctx context.Context) {
+		defer cleanup()
+		rep, err := stage(jctx, s, "ingest", func(ctx context.Context) (*ingest.Report, error) { return ingest.Run(ctx, roots, opt) })
+		if err != nil {
+			s.metrics.jobs.WithLabelValues(store.JobFailed).Inc()
+			s.log.Warn("server: ingestion failed", "collection", c.Name(), "err", err)
+		} else {
+			s.metrics.jobs.WithLabelValues(store.JobDone).Inc()
+			s.metrics.chunks.Add(float64(rep.Chunks))
+			s.log.Info("server: ingestion done", "collection", c.Name(), "files", rep.Files, "chunks", rep.Chunks)
+		}
+		done <- err
+	})
+	if err != nil {
+		cleanup()
+		return JobStarted{}, err
+	}
+	var out JobStarted
+	select {
+	case id := <-rec.id:
+		out = JobStarted{JobID: id, State: store.JobRunning}
+	case err := <-done:
+		select {
+		case id := <-rec.id:
+			out = JobStarted{JobID: id, State: store.JobDone}
+			if err != nil {
+				out.State = store.JobFailed
+			}
+		default:
+			if err == nil {
+				err = errors.New("the ingestion recorded no job")
+			}
+			return JobStarted{}, fromLibrary(fmt.Errorf("ingest: %w", err))
+		}
+	case <-ctx.Done():
+		return JobStarted{}, fromLibrary(ctx.Err())
+	}
+	s.mu.Lock()
+	s.jobOwner[out.JobID] = p.keyID()
+	s.mu.Unlock()
+	return out, nil
+}
+
+type jobPath struct {
+	ID string `path:"id" maxLength:"100"`
+}
+
+// job returns a job the caller may see: a key with a scope sees the jobs
+// it started; others see the jobs of their collections.
+func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
+	p, err := s.authorize(ctx, PermRead, "")
+	if err != nil {
+		return store.Job{}, err
+	}
+	js, err := s.cfg.Store.Jobs()
+	if err != nil {
+		return store.Job{}, fromLibrary(err)
+	}
+	notFound := apiError(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no job has id %q", id))
+	j, err := js.GetJob(ctx, id)
+	if errors.Is(err, store.ErrJobNotFound) {
+		return store.Job{}, notFound
+	}
+	if err != nil {
+		return store.Job{}, fromLibrary(err)
+	}
+	s.mu.Lock()
+	owner, ours := s.jobOwner[id]
+	s.mu.Unlock()
+	if !p.allows(j.Collection) || (p.scope != nil && (!ours || owner != p.keyID())) {
+		return store.Job{}, notFound
+	}
+	return j, nil
+}
+
+func jobOut(j store.Job) Job {
+	return Job{ID: j.ID, Collection: j.Collection, State: j.State, Files: j.Files, Total: j.Total,
+		Chunks: j.Chunks, Failed: j.Failed, Error: j.Error, Started: stamp(j.Started), Updated: stamp(j.Updated),
+		Finished: stamp(j.Finished)}
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func (s *Server) getJob(ctx context.Context, in *jobPath) (*body[Job], error) {
+	j, err := s.job(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &body[Job]{Body: jobOut(j)}, nil
+}
+
+// jobPoll is how often an event stream looks at a job.
+const jobPoll = 200 * time.Millisecond
+
+func (s *Server) jobEvents(ctx context.Context, in *jobPath, send sse.Sender) {
+	var last Job
+	for first := true; ; first = false {
+		j, err := s.job(ctx, in.ID)
+		if err != nil {
+			_ = send.Data(*fromLibrary(err))
+			return
+		}
+		out := jobOut(j)
+		if first || out != last {
+			if send.Data(out) != nil {
+				return
+			}
+			last = out
+		}
+		if j.State != store.JobRunning {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.jobCtx.Done():
+			return
+		case <-time.After(jobPoll):
+		}
+	}
+}
+
+type listJobsInput struct {
+	Limit int `query:"limit" minimum:"0" maximum:"100" doc:"How many jobs, newest first (default 20)"`
+}
+
+func (s *Server) listJobs(ctx context.Context, in *listJobsInput) (*body[JobList], error) {
+	if _, err := s.authorize(ctx, PermAdmin, ""); err != nil {
+		return nil, err
+	}
+	js, err := s.cfg.Store.Jobs()
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = 20
+	}
+	jobs, err := js.ListJobs(ctx, limit)
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	out := JobList{Jobs: make([]Job, len(jobs))}
+	for i, j := range jobs {
+		out.Jobs[i] = jobOut(j)
+	}
+	return &body[JobList]{Body: out}, nil
+}
+
+// byteSize writes n bytes for people.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,260 @@
+// Package server is Quarry's HTTP API: collections, documents, uploads that
+// become ingestion jobs, search, cited answers (JSON or server-sent
+// events), threads and status, described by an OpenAPI 3.1 document at
+// /openapi.json, with the web UI at / (package server/ui).
+//
+// Every endpoint calls the library; a handler only checks the caller's key,
+// reads the request and writes the response. Keys (KeyFile) carry a
+// permission, the collections they reach and a mandatory filter that is
+// merged by AND into every search, answer and delete, so no request can
+// widen it. Without keys the server is meant for loopback only
+// (ListenAddr).
+//
+// Operations report Prometheus metrics at /metrics, on a registry of the
+// server's own, and OpenTelemetry spans per stage (embed, search,
+// generate, ingest) to the configured tracer provider.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/server/ui"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// Defaults for the limits in Config.
+const (
+	DefaultMaxBodyBytes   = 1 << 20
+	DefaultMaxUploadBytes = 32 << 20
+	DefaultRequestTimeout = 2 * time.Minute
+	DefaultRateLimit      = 50 // requests per second per key
+	maxDocuments          = 256
+	maxTopK               = 100
+)
+
+// Config is what a Server serves. Store and Embedder are required, and
+// IngestOptions for uploads.
+type Config struct {
+	Store *store.Store
+	// Embedder embeds queries and documents; collections built with another
+	// model are refused.
+	Embedder embed.Embedder
+	// Collection is used when a request names none ("default" when empty).
+	Collection string
+	// Mode is the search mode when a request names none; ModeAuto means
+	// hybrid.
+	Mode store.Mode
+	// AskMode is the retrieval mode of answers; ModeAuto means hybrid.
+	AskMode store.Mode
+	// TopK is the number of results when a request names none.
+	TopK int
+	// Model writes answers; nil answers extractively.
+	Model llm.ChatModel
+	// IngestOptions gives the ingestion settings for a collection
+	// (embedder, loader, chunking); nil turns uploads and ingestion off.
+	IngestOptions func(*store.Collection) ingest.Options
+	// Roots are the folders the ingest endpoint may read; empty turns the
+	// endpoint off (uploads still work).
+	Roots []string
+	// UploadDir holds uploaded files while they are ingested; a temporary
+	// folder when empty.
+	UploadDir string
+	// Keys are the API keys; nil, or a file without an active key, serves
+	// every request with full rights (see ListenAddr).
+	Keys *KeyFile
+	// RateLimit is a key's requests per second when the key sets none;
+	// DefaultRateLimit when 0, unlimited when negative.
+	RateLimit float64
+	// MaxBodyBytes bounds a JSON request; MaxUploadBytes an upload.
+	MaxBodyBytes   int64
+	MaxUploadBytes int64
+	// RequestTimeout bounds a request that is not an event stream.
+	RequestTimeout time.Duration
+	// CORSOrigins are the origins whose pages may call the API from a
+	// browser; none by default.
+	CORSOrigins []string
+	// Tracer receives spans; none when nil.
+	Tracer trace.TracerProvider
+	// Logger receives the server's records; slog.Default() when nil. Keys
+	// appear in records by id only.
+	Logger *slog.Logger
+	// Version is reported in the OpenAPI document and status.
+	Version string
+}
+
+// Server is a Quarry HTTP API. It is safe for concurrent use; Close stops
+// running ingestions.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	tracer  trace.Tracer
+	roots   *load.Roots // nil when ingestion from server paths is off
+	api     huma.API
+	handler http.Handler
+	metrics *metrics
+	emb     embed.Embedder // cfg.Embedder, traced and timed
+
+	limits sync.Map // key id → *bucket
+
+	jobCtx    context.Context
+	cancelJob context.CancelFunc
+	mu        sync.Mutex // guards closed, jobOwner and the wg.Add that must not race Close
+	closed    bool
+	jobs      sync.WaitGroup
+	jobOwner  map[string]string // job id → key id, for jobs this server started
+}
+
+// New checks cfg and builds the server's routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Embedder == nil {
+		return nil, errors.New("server: a store and an embedder are required")
+	}
+	if cfg.Collection == "" {
+		cfg.Collection = "default"
+	}
+	if cfg.TopK < 0 || cfg.TopK > maxTopK {
+		return nil, fmt.Errorf("server: top k must be within 0-%d, got %d", maxTopK, cfg.TopK)
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.MaxUploadBytes <= 0 {
+		cfg.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = DefaultRateLimit
+	}
+	if cfg.Tracer == nil {
+		cfg.Tracer = noop.NewTracerProvider()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, tracer: cfg.Tracer.Tracer("github.com/quarry-rag/quarry/server"),
+		jobOwner: map[string]string{}}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if len(cfg.Roots) > 0 {
+		r, err := load.NewRoots(cfg.Roots)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		s.roots = r
+	}
+	s.metrics = newMetrics(cfg.Store)
+	s.emb = &tracedEmbedder{Embedder: cfg.Embedder, s: s}
+	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
+
+	mux := http.NewServeMux()
+	version := cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	hc := huma.DefaultConfig("Quarry", version)
+	hc.Info.Description = "Search and ask a Quarry knowledge base: collections, documents, uploads as ingestion jobs, hybrid search under filters, cited answers."
+	hc.OpenAPIPath = "/openapi"
+	hc.DocsPath = ""
+	hc.SchemasPath = "/schemas"
+	hc.Transformers = append(hc.Transformers, errorTransformer)
+	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"apiKey": {Type: "http", Scheme: "bearer", Description: "An API key from `quarry keys create`; not needed when the server has no keys (loopback only)."},
+	}
+	s.api = humago.New(mux, hc)
+	s.register()
+	useErrorSchema(s.api)
+
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", s.ready)
+	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.Handle("GET /", ui.Handler())
+	s.handler = s.middleware(mux)
+	return s, nil
+}
+
+// Handler is the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// API is the huma API, for its OpenAPI document.
+func (s *Server) API() huma.API { return s.api }
+
+// Close cancels running ingestions and waits for them. An interrupted
+// ingestion leaves each source at its old or new version.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancelJob()
+	s.jobs.Wait()
+	return nil
+}
+
+// goJob runs fn in a goroutine the server owns.
+func (s *Server) goJob(fn func(ctx context.Context)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
+	}
+	s.jobs.Add(1)
+	go func() {
+		defer s.jobs.Done()
+		fn(s.jobCtx)
+	}()
+	return nil
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := s.cfg.Store.Collections(ctx); err != nil {
+		s.log.Warn("server: not ready", "err", err)
+		http.Error(w, "store unavailable\n", http.StatusServiceUnavailable)
+		return
+	}
+	w.Write([]byte("ready\n"))
+}
+
+// keysActive reports whether requests need a key.
+func (s *Server) keysActive() bool { return s.cfg.Keys != nil && s.cfg.Keys.Active() }
+
+// ListenAddr is the address to listen on: addr itself when keys protect
+// the server, else addr's port on the loopback interface, with a note
+// saying so (empty when addr was loopback already).
+func ListenAddr(addr string, haveKeys bool) (string, string) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, "8080"
+	}
+	if haveKeys {
+		return net.JoinHostPort(host, port), ""
+	}
+	if host == "localhost" {
+		return net.JoinHostPort(host, port), ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return net.JoinHostPort(host, port), ""
+	}
+	loop := net.JoinHostPort("127.0.0.1", port)
+	note := fmt.Sprintf("no API keys: serving on %s (loopback) only, with full rights for every request; create a key with `quarry keys create` to serve %s", loop, addr)
+	if host == "" {
+		note = fmt.Sprintf("no API keys: serving on %s (loopback) only, with full rights for every request; create a key with `quarry keys create` to serve other hosts", loop)
+	}
+	return loop, note
+}

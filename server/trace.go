@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/rag"
+)
+
+// OTLPConfigured reports whether the environment names an OTLP endpoint
+// for traces (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+func OTLPConfigured() bool {
+	return os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// NewOTLPTracer builds a tracer provider that sends spans over OTLP/HTTP
+// to the endpoint the standard OTEL_EXPORTER_OTLP_* variables name. Call
+// shutdown to flush.
+func NewOTLPTracer(ctx context.Context, version string) (tp trace.TracerProvider, shutdown func(context.Context) error, err error) {
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("otlp traces: %w", err)
+	}
+	res := resource.NewSchemaless(attribute.String("service.name", "quarry"), attribute.String("service.version", version))
+	p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return p, p.Shutdown, nil
+}
+
+// stage runs fn in a span named for a pipeline stage and times it.
+func stage[T any](ctx context.Context, s *Server, name string, fn func(context.Context) (T, error)) (T, error) {
+	ctx, span := s.tracer.Start(ctx, name)
+	defer span.End()
+	start := time.Now()
+	v, err := fn(ctx)
+	s.metrics.observeStage(name, time.Since(start))
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return v, err
+}
+
+// tracedEmbedder puts each embedding call in an "embed" span; it keeps the
+// provider's query input type.
+type tracedEmbedder struct {
+	embed.Embedder
+	s *Server
+}
+
+func (e *tracedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return stage(ctx, e.s, "embed", func(ctx context.Context) ([][]float32, error) { return e.Embedder.Embed(ctx, texts) })
+}
+
+func (e *tracedEmbedder) EmbedQuery(ctx context.Context, queries []string) ([][]float32, error) {
+	return stage(ctx, e.s, "embed", func(ctx context.Context) ([][]float32, error) {
+		return embed.EmbedQuery(ctx, e.Embedder, queries)
+	})
+}
+
+// tracedRetriever puts retrieval in a "retrieve" span.
+type tracedRetriever struct {
+	rag.Retriever
+	s *Server
+}
+
+func (r *tracedRetriever) Retrieve(ctx context.Context, req rag.RetrieveRequest) ([]*document.Document, error) {
+	return stage(ctx, r.s, "retrieve", func(ctx context.Context) ([]*document.Document, error) { return r.Retriever.Retrieve(ctx, req) })
+}
+
+// tracedModel puts generation in a "generate" span.
+type tracedModel struct {
+	llm.ChatModel
+	s *Server
+}
+
+func (m *tracedModel) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
+	return stage(ctx, m.s, "generate", func(ctx context.Context) (llm.Response, error) { return m.ChatModel.Generate(ctx, req) })
+}
+
+func (m *tracedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		ctx, span := m.s.tracer.Start(ctx, "generate")
+		defer span.End()
+		start := time.Now()
+		defer func() { m.s.metrics.observeStage("generate", time.Since(start)) }()
+		for ev, err := range m.ChatModel.Stream(ctx, req) {
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
