@@ -64,7 +64,8 @@ type sentence struct {
 // sentence is much weaker than the best.
 func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 	cfg := p.Extractive
-	a := &Answer{Extractive: true, Query: r.query, Thread: r.req.Thread, Passages: passagesOf(r.passages), Citations: []Citation{}}
+	a := r.answer()
+	a.Extractive, a.Citations = true, []Citation{}
 	if len(r.passages) == 0 {
 		a.Text = NoPassages
 		return a, p.record(ctx, r, a)

@@ -1,8 +1,11 @@
 // Package rag answers questions from a knowledge base with citations a
 // person can check (SEMANTICS §5). A Pipeline runs, in order:
 //
-//	pre-processors   rewrite the retrieval query (never the user's question)
-//	retrieval        under filter.Merge(rag scope, retriever scope, per-run filter)
+//	pre-processors   rewrite the retrieval query (never the user's question);
+//	                 expanders (decompose, multi-query) make several
+//	retrieval        under filter.Merge(rag scope, retriever scope, per-run filter),
+//	                 once per query, lists fused by reciprocal rank; semantic
+//	                 memory of the authorised threads appended
 //	dedupe           by exact content, first occurrence kept in place
 //	post-processors  rerank, threshold, pack…
 //	prompt           fixed Instructions; the question then an <EXTRA-CONTEXT>
@@ -23,12 +26,14 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -44,13 +49,18 @@ var ErrNeedsModel = errors.New("this needs a chat model")
 
 // PreProcessor rewrites the retrieval query before retrieval: query
 // expansion, HyDE, a follow-up rewritten to stand alone. It sees the
-// thread's earlier turns; the user's question itself is never changed.
+// thread's earlier turns; the user's question itself is never changed. A
+// pre-processor that is also a retrieve.Expander turns each query into
+// several, retrieved separately and fused. Package retrieve has Quarry's.
 type PreProcessor interface {
 	Rewrite(ctx context.Context, query string, history []llm.Message) (string, error)
 }
 
 // PostProcessor reworks the retrieved passages (rerank, threshold, pack):
-// each receives the previous one's output and the user's question.
+// each receives the previous one's output and the user's question, and a
+// context carrying the retrieval request (retrieve.RequestFrom), so one
+// that fetches more text does so under the same scopes. Package rerank has
+// Quarry's.
 type PostProcessor interface {
 	Process(ctx context.Context, question string, docs []*document.Document) ([]*document.Document, error)
 }
@@ -71,6 +81,10 @@ type Pipeline struct {
 	// Threads keeps conversations; nil keeps none, and a request naming a
 	// thread is then an error.
 	Threads store.ThreadStore
+	// Memory is semantic memory: with a collection, every answered turn of
+	// a thread is remembered there, and a request naming Memory threads
+	// recalls their past turns beside the documents. Nil has none.
+	Memory *retrieve.Memory
 	// TopK is how many passages retrieval returns, DefaultTopK when 0.
 	TopK int
 	// HistoryTurns is how many earlier turns of a thread the model sees,
@@ -97,6 +111,10 @@ type Request struct {
 	// Schema asks for a structured answer: JSON valid against the schema,
 	// with citation markers inside its text values. Needs a chat model.
 	Schema *llm.Schema
+	// Memory names the threads whose past turns semantic memory may
+	// recall for this question: only threads the asker is authorised to
+	// read. Needs the pipeline's Memory.
+	Memory []string
 }
 
 // Answer is a cited answer.
@@ -115,10 +133,15 @@ type Answer struct {
 	Quotes []Quote `json:"quotes,omitempty"`
 	// Passages are all the passages sent with the question, numbered from 1.
 	Passages []Citation `json:"-"`
-	// Query is the retrieval query after the pre-processors.
-	Query  string    `json:"query"`
-	Thread string    `json:"thread,omitempty"`
-	Usage  llm.Usage `json:"usage"`
+	// Query is the retrieval query after the pre-processors; Queries all
+	// of them when an expander made several.
+	Query   string   `json:"query"`
+	Queries []string `json:"queries,omitempty"`
+	// SourceErrors lists the sources of a multi-source retrieval that
+	// failed or timed out; the answer comes from the others.
+	SourceErrors []retrieve.SourceError `json:"sourceErrors,omitempty"`
+	Thread       string                 `json:"thread,omitempty"`
+	Usage        llm.Usage              `json:"usage"`
 }
 
 // Citation is a numbered passage and where it comes from.
@@ -168,9 +191,10 @@ type Event struct {
 // run is one question on its way through the pipeline.
 type run struct {
 	req      Request
-	query    string
+	queries  []string
 	history  []llm.Message
 	passages []*document.Document
+	failures []retrieve.SourceError
 }
 
 // Ask answers a question.
@@ -266,16 +290,12 @@ func (p *Pipeline) prepare(ctx context.Context, req Request) (*run, error) {
 			return nil, fmt.Errorf("ask: %w", err)
 		}
 	}
-	r := &run{req: req, query: req.Question}
+	r := &run{req: req, queries: []string{req.Question}}
 	if err := p.loadHistory(ctx, r); err != nil {
 		return nil, err
 	}
-	for i, pre := range p.PreProcessors {
-		q, err := pre.Rewrite(ctx, r.query, r.history)
-		if err != nil {
-			return nil, fmt.Errorf("ask: pre-processor %d: %w", i+1, err)
-		}
-		r.query = q
+	if err := p.transform(ctx, r); err != nil {
+		return nil, err
 	}
 	k := p.TopK
 	if req.TopK > 0 {
@@ -284,19 +304,105 @@ func (p *Pipeline) prepare(ctx context.Context, req Request) (*run, error) {
 	if k <= 0 {
 		k = DefaultTopK
 	}
-	docs, err := p.Retriever.Retrieve(ctx, RetrieveRequest{Query: r.query, Scope: p.Scope, Filter: req.Filter, TopK: k})
-	if err != nil {
-		return nil, fmt.Errorf("ask: retrieve: %w", err)
+	var memory Retriever
+	if len(req.Memory) > 0 {
+		if p.Memory == nil {
+			return nil, errors.New("ask: semantic memory was asked for, but the pipeline has none")
+		}
+		var err error
+		if memory, err = p.Memory.For(req.Memory); err != nil {
+			return nil, fmt.Errorf("ask: %w", err)
+		}
 	}
-	docs = Dedupe(docs)
+	lists := make([][]*document.Document, 0, len(r.queries))
+	for _, q := range r.queries {
+		rr := RetrieveRequest{Query: q, Scope: p.Scope, Filter: req.Filter, TopK: k}
+		docs, err := p.retrieve(ctx, rr, r)
+		if err != nil {
+			return nil, fmt.Errorf("ask: retrieve: %w", err)
+		}
+		if memory != nil {
+			past, err := memory.Retrieve(ctx, rr)
+			if err != nil {
+				return nil, fmt.Errorf("ask: semantic memory: %w", err)
+			}
+			docs = append(docs, past...)
+		}
+		lists = append(lists, docs)
+	}
+	topK := 0 // one list stays whole, as the retriever returned it
+	if len(lists) > 1 {
+		topK = k
+	}
+	docs := Dedupe(retrieve.FuseRRF(lists, 0, topK))
+	ctx = retrieve.WithRequest(ctx, RetrieveRequest{Query: r.queries[0], Scope: p.Scope, Filter: req.Filter, TopK: k})
+	var err error
 	for i, post := range p.PostProcessors {
 		if docs, err = post.Process(ctx, req.Question, docs); err != nil {
 			return nil, fmt.Errorf("ask: post-processor %d: %w", i+1, err)
 		}
 	}
 	r.passages = docs
-	p.logger().DebugContext(ctx, "rag: retrieved", "query", r.query, "passages", len(docs), "thread", req.Thread)
+	p.logger().DebugContext(ctx, "rag: retrieved", "queries", len(r.queries), "query", r.queries[0],
+		"passages", len(docs), "failed_sources", len(r.failures), "thread", req.Thread)
 	return r, nil
+}
+
+// maxQueries bounds how many retrieval queries expanders may make.
+const maxQueries = 8
+
+// transform runs the pre-processors over the retrieval queries: rewriters
+// replace each query, expanders turn each into several.
+func (p *Pipeline) transform(ctx context.Context, r *run) error {
+	for i, pre := range p.PreProcessors {
+		var next []string
+		for _, q := range r.queries {
+			if ex, ok := pre.(retrieve.Expander); ok {
+				qs, err := ex.Expand(ctx, q, r.history)
+				if err != nil {
+					return fmt.Errorf("ask: pre-processor %d: %w", i+1, err)
+				}
+				next = append(next, qs...)
+				continue
+			}
+			nq, err := pre.Rewrite(ctx, q, r.history)
+			if err != nil {
+				return fmt.Errorf("ask: pre-processor %d: %w", i+1, err)
+			}
+			next = append(next, nq)
+		}
+		seen := map[string]bool{}
+		next = slices.DeleteFunc(next, func(q string) bool {
+			drop := strings.TrimSpace(q) == "" || seen[q]
+			seen[q] = true
+			return drop
+		})
+		if len(next) == 0 {
+			next = []string{r.req.Question}
+		}
+		r.queries = next[:min(len(next), maxQueries)]
+	}
+	return nil
+}
+
+// retrieve runs one retrieval, collecting the failed sources of a
+// multi-source retriever.
+func (p *Pipeline) retrieve(ctx context.Context, rr RetrieveRequest, r *run) ([]*document.Document, error) {
+	rep, ok := p.Retriever.(retrieve.Reporter)
+	if !ok {
+		return p.Retriever.Retrieve(ctx, rr)
+	}
+	res, err := rep.RetrieveReport(ctx, rr)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range res.Failures {
+		if !slices.Contains(r.failures, f) {
+			r.failures = append(r.failures, f)
+		}
+		p.logger().WarnContext(ctx, "rag: a source failed", "source", f.Source, "error", f.Message, "timed_out", f.TimedOut)
+	}
+	return res.Docs, nil
 }
 
 // Dedupe drops documents whose content equals an earlier one's, exactly
@@ -331,7 +437,8 @@ func validFor(passages []*document.Document) func(int) bool {
 // finish cleans the reply's markers, resolves its citations and records
 // the turn.
 func (p *Pipeline) finish(ctx context.Context, r *run, reply string, usage llm.Usage) (*Answer, error) {
-	a := &Answer{Query: r.query, Thread: r.req.Thread, Usage: usage, Passages: passagesOf(r.passages)}
+	a := r.answer()
+	a.Usage = usage
 	var cited []int
 	if r.req.Schema != nil {
 		raw, nums, err := cleanJSON(reply, validFor(r.passages))
@@ -352,6 +459,16 @@ func (p *Pipeline) finish(ctx context.Context, r *run, reply string, usage llm.U
 		return nil, err
 	}
 	return a, nil
+}
+
+// answer starts the run's Answer: its queries, thread, passages and the
+// sources that failed.
+func (r *run) answer() *Answer {
+	a := &Answer{Query: r.queries[0], Thread: r.req.Thread, Passages: passagesOf(r.passages), SourceErrors: r.failures}
+	if len(r.queries) > 1 {
+		a.Queries = r.queries
+	}
+	return a
 }
 
 func passagesOf(docs []*document.Document) []Citation {
@@ -422,6 +539,12 @@ func (p *Pipeline) record(ctx context.Context, r *run, a *Answer) error {
 	})
 	if err != nil {
 		return fmt.Errorf("ask: record the turn: %w", err)
+	}
+	if p.Memory != nil && p.Memory.Collection != nil {
+		// The answer stands without its memory: a failed write is logged.
+		if err := p.Memory.Remember(ctx, r.req.Thread, r.req.Question, a.Text, now); err != nil {
+			p.logger().WarnContext(ctx, "rag: semantic memory", "thread", r.req.Thread, "error", err)
+		}
 	}
 	return nil
 }
