@@ -113,7 +113,8 @@ type Request struct {
 	Schema *llm.Schema
 	// Memory names the threads whose past turns semantic memory may
 	// recall for this question: only threads the asker is authorised to
-	// read. Needs the pipeline's Memory.
+	// read, for they are memory's whole scope (the rag scope and Filter
+	// speak of documents' fields). Needs the pipeline's Memory.
 	Memory []string
 }
 
@@ -322,7 +323,9 @@ func (p *Pipeline) prepare(ctx context.Context, req Request) (*run, error) {
 			return nil, fmt.Errorf("ask: retrieve: %w", err)
 		}
 		if memory != nil {
-			past, err := memory.Retrieve(ctx, rr)
+			// The authorised threads are memory's scope: the rag scope and
+			// the run's filter speak of documents' fields, which turns lack.
+			past, err := memory.Retrieve(ctx, RetrieveRequest{Query: q, TopK: k})
 			if err != nil {
 				return nil, fmt.Errorf("ask: semantic memory: %w", err)
 			}
