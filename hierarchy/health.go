@@ -252,6 +252,13 @@ func (h *Hierarchy) Fix(ctx context.Context, rep *Report) ([]string, error) {
 			return done, err
 		}
 		done = append(done, fmt.Sprintf("deleted %d tiny or empty chunks", n))
+		// Checkpoint the write, or the deletion itself leaves the
+		// checkpoint behind the rows.
+		if cp, ok := h.coll.Store().Backend().(interface{ Checkpoint(context.Context) error }); ok {
+			if err := cp.Checkpoint(ctx); err != nil {
+				return done, fmt.Errorf("checkpoint after deleting tiny chunks: %w", err)
+			}
+		}
 	}
 	if f := rep.Finding(CheckStaleIndex); f != nil {
 		im, ok := h.coll.Store().Backend().(store.IndexMaintainer)

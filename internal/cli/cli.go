@@ -89,6 +89,7 @@ can search and ask questions of, with answers that cite their sources.`,
 	root.AddCommand(newMCPCmd(stdio))
 	root.AddCommand(newServeCmd(stdio), newKeysCmd(stdio))
 	root.AddCommand(newAskCmd(stdio), newChatCmd(stdio))
+	root.AddCommand(newTreeCmd(stdio), newHealthCmd(stdio), newLinksCmd(stdio))
 	return root
 }
 

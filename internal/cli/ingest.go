@@ -102,6 +102,9 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 				if err != nil {
 					return err
 				}
+				if err := buildHierarchy(ctx, stdio, k, coll, args, asJSON); err != nil {
+					return err
+				}
 				if !watch {
 					if rep.Failed > 0 {
 						return fmt.Errorf("%d of %d files could not be read (listed above); the others were ingested", rep.Failed, rep.Files)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/hierarchy"
 	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -59,6 +61,10 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 			if mode == "" {
 				mode = k.cfg.Search.Mode
 			}
+			triggers := mode == modeTriggers
+			if triggers {
+				mode = ""
+			}
 			req := store.SearchRequest{Query: args[0], Mode: store.Mode(mode), Filter: fe, TopK: topK, Explain: explain}
 			if req.Mode == store.ModeAuto {
 				req.Mode = DefaultMode(k.embedder.Model())
@@ -66,19 +72,22 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 			if topK < 0 {
 				return usageErr(fmt.Errorf("--top-k must be positive"))
 			}
-			hits, err := search(ctx, coll, k.embedder, req)
+			hits, rc, node, err := searchInHierarchy(ctx, coll, k.embedder, req, triggers)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return printHitsJSON(stdio.Out, hits)
+				return printHitsJSON(stdio.Out, hits, rc)
 			}
-			printHits(stdio.Out, hits, args[0], isTerminal(stdio.Out))
+			if node != nil {
+				fmt.Fprintf(stdio.Out, "trigger %q → %s\n", args[0], node.Path)
+			}
+			printHits(stdio.Out, hits, args[0], isTerminal(stdio.Out), rc...)
 			return nil
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector or hybrid (default: the rule for the collection's embedder)")
+	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector, hybrid, or auto: a node's chunks first when the query is one of its triggers, then the default (default: the rule for the collection's embedder)")
 	cmd.Flags().IntVarP(&topK, "top-k", "k", 0, "number of results (default: search.top_k, 10)")
 	cmd.Flags().StringVar(&filt, "filter", "", "metadata filter in any syntax")
 	cmd.Flags().StringVar(&filt, "where", "", "alias of --filter")
@@ -122,6 +131,41 @@ func search(ctx context.Context, coll *store.Collection, emb embed.Embedder, req
 	return coll.Search(ctx, req)
 }
 
+// modeTriggers is the --mode that tries the hierarchy's triggers first.
+const modeTriggers = "auto"
+
+// searchInHierarchy searches, through the trigger fast path when triggers
+// is set, and places the results in the collection's hierarchy (nil
+// contexts when the store keeps none).
+func searchInHierarchy(ctx context.Context, coll *store.Collection, emb embed.Embedder, req store.SearchRequest, triggers bool) ([]store.Hit, []hierarchy.ResultContext, *store.Node, error) {
+	run := func(ctx context.Context, req store.SearchRequest) ([]store.Hit, error) {
+		return search(ctx, coll, emb, req)
+	}
+	h, err := hierarchy.Open(coll)
+	if errors.Is(err, store.ErrUnsupported) {
+		hits, err := run(ctx, req)
+		return hits, nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var hits []store.Hit
+	var node *store.Node
+	if triggers {
+		hits, node, err = h.TriggerSearch(ctx, req, run)
+	} else {
+		hits, err = run(ctx, req)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rc, err := h.Context(ctx, hits)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return hits, rc, node, nil
+}
+
 type hitJSON struct {
 	Rank       int                `json:"rank"`
 	ID         string             `json:"id"`
@@ -132,20 +176,29 @@ type hitJSON struct {
 	Metadata   map[string]any     `json:"metadata"`
 	Provenance any                `json:"provenance"`
 	Explain    *store.Explanation `json:"explain,omitempty"`
+	// The result's node, its neighbours and the results linked to it.
+	hierarchy.ResultContext
 }
 
-func printHitsJSON(w io.Writer, hits []store.Hit) error {
+// printHitsJSON prints hits with their places in the hierarchy (rc, when
+// not nil, holds one per hit).
+func printHitsJSON(w io.Writer, hits []store.Hit, rc []hierarchy.ResultContext) error {
 	out := make([]hitJSON, len(hits))
 	for i, h := range hits {
 		out[i] = hitJSON{Rank: i + 1, ID: h.Doc.ID, Score: h.Doc.Score, SourceType: h.Doc.SourceType, SourceName: h.Doc.SourceName,
 			Content: h.Doc.Content, Metadata: h.Doc.Metadata, Provenance: h.Doc.Provenance, Explain: h.Explain}
+		if i < len(rc) {
+			out[i].ResultContext = rc[i]
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
 
-func printHits(w io.Writer, hits []store.Hit, query string, color bool) {
+// printHits prints hits with snippets; rc, when given, holds each hit's
+// place in the hierarchy.
+func printHits(w io.Writer, hits []store.Hit, query string, color bool, rc ...hierarchy.ResultContext) {
 	if len(hits) == 0 {
 		fmt.Fprintln(w, "no results")
 		return
@@ -176,6 +229,20 @@ func printHits(w io.Writer, hits []store.Hit, query string, color bool) {
 			fmt.Fprintf(w, "   (%s)\n", strings.Join(parts, ", "))
 		}
 		fmt.Fprintf(w, "   %s\n", snippet(d.Content, terms, 240, color))
+		if i < len(rc) && rc[i].Node != nil {
+			line := "   in " + rc[i].Node.Path
+			if len(rc[i].Neighbors) > 0 {
+				var nb []string
+				for _, n := range rc[i].Neighbors {
+					nb = append(nb, fmt.Sprintf("%s (%s %.2f)", n.Name, n.Type, n.Weight))
+				}
+				line += "; see also " + strings.Join(nb, ", ")
+			}
+			if len(rc[i].Linked) > 0 {
+				line += fmt.Sprintf("; linked to results %v", rc[i].Linked)
+			}
+			fmt.Fprintln(w, line)
+		}
 	}
 }
 
