@@ -1,6 +1,9 @@
-// Package eval measures retrieval quality: BEIR-layout datasets and the
-// standard ranking metrics (nDCG@k, Recall@k, MRR@k, MAP, P@k) computed as
-// trec_eval computes them.
+// Package eval measures retrieval and answer quality: BEIR-layout datasets
+// and the standard ranking metrics (nDCG@k, Recall@k, MRR@k, MAP, P@k)
+// computed as trec_eval computes them; golden sets of questions answered by
+// a rag.Pipeline and scored on faithfulness, answer relevancy and
+// contextual precision by an LLM judge or a deterministic one; gates; and
+// self-contained HTML reports.
 //
 // Conventions, as trec_eval's: gains are the qrels grades used linearly
 // (nDCG's gain is the grade, not 2^grade − 1); a document is relevant when

@@ -1,0 +1,131 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quarry-rag/quarry/rag"
+)
+
+// CaseResult is one golden case answered and judged.
+type CaseResult struct {
+	Golden   Golden           `json:"golden"`
+	Answer   string           `json:"answer"`
+	Passages []Passage        `json:"passages"`
+	Cited    []int            `json:"cited"`
+	Scores   map[string]Score `json:"scores"`
+	Seconds  float64          `json:"seconds"`
+	// Error is why the case could not be answered or judged; its scores
+	// then count as 0.
+	Error string `json:"error,omitempty"`
+}
+
+// AnswerRun is a golden set answered by one configuration.
+type AnswerRun struct {
+	// Name names the configuration ("baseline", "mmr", …).
+	Name  string       `json:"name"`
+	Judge string       `json:"judge"`
+	Cases []CaseResult `json:"cases"`
+	// Mean is each metric's mean over the cases.
+	Mean map[string]float64 `json:"mean"`
+}
+
+// EvaluateAnswers asks the pipeline every golden question and has the
+// judge score each answer. A case that fails is recorded with its error
+// and scores 0; only the context's end stops the run.
+func EvaluateAnswers(ctx context.Context, name string, p *rag.Pipeline, golden []Golden, judge Judge) (*AnswerRun, error) {
+	run := &AnswerRun{Name: name, Judge: judge.Name(), Mean: map[string]float64{}}
+	for _, g := range golden {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		cr := CaseResult{Golden: g, Scores: map[string]Score{}}
+		a, err := p.Ask(ctx, rag.Request{Question: g.Question})
+		if err == nil {
+			cr.Answer = a.Text
+			for _, c := range a.Passages {
+				cr.Passages = append(cr.Passages, Passage{Source: c.Source, Text: c.Text})
+			}
+			for _, c := range a.Citations {
+				cr.Cited = append(cr.Cited, c.N)
+			}
+			var scores map[string]Score
+			if scores, err = judge.Judge(ctx, Sample{Golden: g, Answer: a.Text, Passages: cr.Passages}); err == nil {
+				cr.Scores = scores
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			cr.Error = err.Error()
+		}
+		cr.Seconds = time.Since(start).Seconds()
+		run.Cases = append(run.Cases, cr)
+	}
+	for _, m := range AnswerMetrics {
+		sum := 0.0
+		for _, c := range run.Cases {
+			sum += c.Scores[m].Score
+		}
+		run.Mean[m] = sum / float64(len(run.Cases))
+	}
+	return run, nil
+}
+
+// AnswerGate is a threshold on an answer metric's mean, such as
+// faithfulness>=0.85. Boundaries are inclusive for >= and <=.
+type AnswerGate struct {
+	Metric string
+	Op     string
+	Value  float64
+}
+
+var answerGateRE = regexp.MustCompile(`^\s*([A-Za-z_]+)\s*(>=|<=|>|<)\s*([0-9.eE+-]+)\s*$`)
+
+// ParseAnswerGate reads "metric op value" for an answer metric
+// (faithfulness, answer_relevancy or contextual_precision).
+func ParseAnswerGate(s string) (AnswerGate, error) {
+	m := answerGateRE.FindStringSubmatch(s)
+	if m == nil {
+		return AnswerGate{}, fmt.Errorf("gate %q: write it as metric>=value, such as faithfulness>=0.85", s)
+	}
+	metric := strings.ToLower(m[1])
+	known := false
+	for _, x := range AnswerMetrics {
+		known = known || x == metric
+	}
+	if !known {
+		return AnswerGate{}, fmt.Errorf("gate %q: unknown answer metric %q (use %s)", s, m[1], strings.Join(AnswerMetrics, ", "))
+	}
+	v, err := strconv.ParseFloat(m[3], 64)
+	if err != nil || math.IsNaN(v) {
+		return AnswerGate{}, fmt.Errorf("gate %q: %q is not a number", s, m[3])
+	}
+	return AnswerGate{Metric: metric, Op: m[2], Value: v}, nil
+}
+
+// Pass reports whether the means meet the gate.
+func (g AnswerGate) Pass(mean map[string]float64) bool {
+	v := mean[g.Metric]
+	switch g.Op {
+	case ">=":
+		return v >= g.Value
+	case ">":
+		return v > g.Value
+	case "<=":
+		return v <= g.Value
+	}
+	return v < g.Value
+}
+
+// String writes the gate back.
+func (g AnswerGate) String() string {
+	return g.Metric + g.Op + strconv.FormatFloat(g.Value, 'g', -1, 64)
+}
