@@ -63,6 +63,10 @@ type Options struct {
 	// resume needs), updated as it goes and marked done or failed.
 	Jobs      store.JobStore
 	JobParams json.RawMessage
+	// Finish, when set, runs after the sources are written, with every
+	// file the walk found: the command line and the MCP server bring the
+	// knowledge hierarchy up to date there. Its error fails the run.
+	Finish func(ctx context.Context, files []load.Entry) error
 }
 
 // Event reports progress. Its JSON form is one line of `quarry ingest
@@ -156,6 +160,9 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	err = r.walk(ctx, entries)
 	if err == nil && opt.Prune {
 		err = r.prune(ctx, states)
+	}
+	if err == nil && opt.Finish != nil {
+		err = opt.Finish(ctx, entries)
 	}
 	if err != nil {
 		r.finishJob(err)

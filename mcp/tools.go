@@ -210,6 +210,7 @@ func (s *Server) addTools() error {
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIngestStatus, Annotations: readOnly("Ingestion job status"),
 		Description: "Report an ingestion job's state (running, done or failed) and progress: files handled " +
 			"of the total, chunks written, files that failed."}, s.ingestStatus)
+	s.addHierarchyTools()
 	if s.cfg.ReadOnly {
 		return nil
 	}

@@ -87,6 +87,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			}
 			opt := k.ingestOptions(coll)
 			opt.Metadata, opt.Prune = meta, prune
+			opt.Finish = reportHierarchy(stdio, coll, asJSON)
 			if js, err := k.store.Jobs(); err == nil {
 				abs := make([]string, len(args))
 				for i, a := range args {
@@ -100,9 +101,6 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			for {
 				rep, err := runIngest(ctx, stdio, args, opt, asJSON)
 				if err != nil {
-					return err
-				}
-				if err := buildHierarchy(ctx, stdio, k, coll, args, asJSON); err != nil {
 					return err
 				}
 				if !watch {

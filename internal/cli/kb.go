@@ -187,6 +187,10 @@ func (k *kb) ingestOptions(coll *store.Collection) ingest.Options {
 		Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
 		BatchSize:  k.cfg.Ingest.BatchSize,
 	}
+	opt.Finish = func(ctx context.Context, files []load.Entry) error {
+		_, _, err := updateHierarchy(ctx, coll, files)
+		return err
+	}
 	// The offline hash embedder is cheaper than a cache lookup; a cache pays
 	// for model and API embedders.
 	if c, ok := k.store.Backend().(interface{ EmbeddingCache() embed.Cache }); ok && k.embedder.Model().Provider != "hash" {

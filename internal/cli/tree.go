@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -87,45 +88,50 @@ func writeJSON(stdio IO, v any) error {
 	return enc.Encode(v)
 }
 
-// buildHierarchy brings the collection's hierarchy up to what an ingestion
-// of roots wrote and rebuilds its links. A store without a hierarchy is
-// skipped.
-func buildHierarchy(ctx context.Context, stdio IO, k *kb, coll *store.Collection, roots []string, asJSON bool) error {
+// updateHierarchy brings the collection's hierarchy up to what an
+// ingestion of files wrote and rebuilds its links. A store without a
+// hierarchy is skipped (nil reports).
+func updateHierarchy(ctx context.Context, coll *store.Collection, files []load.Entry) (*hierarchy.BuildReport, *hierarchy.LinkReport, error) {
 	h, err := hierarchy.Open(coll)
 	if errors.Is(err, store.ErrUnsupported) {
-		return nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	start := time.Now()
-	files := map[string]string{}
-	if k.loader != nil {
-		entries, err := k.loader.Files(roots)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if abs, err := filepath.Abs(e.Path); err == nil {
-				files[e.Source.Name] = abs
-			}
+	paths := make(map[string]string, len(files))
+	for _, e := range files {
+		if abs, err := filepath.Abs(e.Path); err == nil {
+			paths[e.Source.Name] = abs
 		}
 	}
-	br, err := h.Build(ctx, files)
+	br, err := h.Build(ctx, paths)
 	if err != nil {
-		return err
+		return nil, nil, fmt.Errorf("knowledge hierarchy: %w", err)
 	}
 	lr, err := h.RebuildLinks(ctx)
 	if err != nil {
-		return err
+		return nil, nil, fmt.Errorf("knowledge hierarchy: %w", err)
 	}
-	took := time.Since(start)
-	// With --json, stdout holds only progress events, ending with "done".
-	w := stdio.Out
-	if asJSON {
-		w = stdio.Err
+	return &br, &lr, nil
+}
+
+// reportHierarchy is the ingest command's Finish: it updates the
+// hierarchy and says what changed (on stderr with --json, whose stdout
+// holds only progress events).
+func reportHierarchy(stdio IO, coll *store.Collection, asJSON bool) func(context.Context, []load.Entry) error {
+	return func(ctx context.Context, files []load.Entry) error {
+		start := time.Now()
+		br, lr, err := updateHierarchy(ctx, coll, files)
+		if err != nil || br == nil {
+			return err
+		}
+		w := stdio.Out
+		if asJSON {
+			w = stdio.Err
+		}
+		fmt.Fprintf(w, "hierarchy: %d nodes (%d new), %d chunks placed, %d links, in %s (see quarry tree)\n",
+			br.Nodes, br.Created, br.Attached, lr.Total, time.Since(start).Round(time.Millisecond))
+		return nil
 	}
-	fmt.Fprintf(w, "hierarchy: %d nodes (%d new), %d chunks placed, %d links, in %s (see quarry tree)\n",
-		br.Nodes, br.Created, br.Attached, lr.Total, took.Round(time.Millisecond))
-	return nil
 }
