@@ -52,7 +52,33 @@ type NewDocument struct {
 	ID       string         `json:"id,omitempty" doc:"Optional id; a document with the same id is replaced"`
 	Text     string         `json:"text" minLength:"1"`
 	Source   string         `json:"source,omitempty" doc:"Source name to cite and to delete by (default: manual)"`
-	Metadata map[string]any `json:"metadata,omitempty"`
+	Metadata Metadata `json:"metadata,omitempty"`
+}
+
+// Metadata is a JSON object of metadata. Numbers keep their integer-ness:
+// 2026 is an integer, 2026.0 a float (SEMANTICS §2).
+type Metadata map[string]any
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (m *Metadata) UnmarshalJSON(b []byte) error {
+	v, err := document.DecodeJSONValue(b)
+	if err != nil {
+		return fmt.Errorf("metadata: %w", err)
+	}
+	switch v := v.(type) {
+	case nil:
+		*m = nil
+	case map[string]any:
+		*m = v
+	default:
+		return fmt.Errorf("metadata must be a JSON object, got %s", document.TypeName(v))
+	}
+	return nil
+}
+
+// Schema describes Metadata in the OpenAPI document.
+func (Metadata) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true, Description: "Metadata: strings, numbers, booleans, lists"}
 }
 
 // DocumentsBody is the body of a document upsert.
@@ -160,7 +186,7 @@ type JobList struct {
 // IngestBody names folders or files on the server to ingest.
 type IngestBody struct {
 	Paths    []string       `json:"paths" minItems:"1" doc:"Files or folders inside the server's ingest roots; relative paths start at the first root"`
-	Metadata map[string]any `json:"metadata,omitempty" doc:"Metadata added to every chunk"`
+	Metadata Metadata `json:"metadata,omitempty" doc:"Metadata added to every chunk"`
 }
 
 // Thread is a conversation.
@@ -189,7 +215,8 @@ type body[T any] struct {
 
 // register declares every operation.
 func (s *Server) register() {
-	read := []map[string][]string{{"apiKey": {}}}
+	// A key is needed once the server has one; without keys, none is.
+	read := []map[string][]string{{"apiKey": {}}, {}}
 	op := func(id, method, path, summary string, tags ...string) huma.Operation {
 		return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary, Tags: tags, Security: read,
 			MaxBodyBytes: s.cfg.MaxBodyBytes}
@@ -236,9 +263,7 @@ func useErrorSchema(api huma.API) {
 			}
 			for code, resp := range op.Responses {
 				if code == "default" || strings.HasPrefix(code, "4") || strings.HasPrefix(code, "5") {
-					for _, mt := range resp.Content {
-						mt.Schema = errSchema
-					}
+					resp.Content = map[string]*huma.MediaType{"application/json": {Schema: errSchema}}
 				}
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,10 +53,13 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 	if form == nil || len(form.Files) == 0 {
 		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "no file: send the files in the multipart field \"file\"")
 	}
-	meta := map[string]any{}
+	meta := Metadata{}
 	if strings.TrimSpace(form.Metadata) != "" {
 		if err := json.Unmarshal([]byte(form.Metadata), &meta); err != nil {
 			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "metadata: a JSON object is expected: "+err.Error())
+		}
+		if meta == nil {
+			meta = Metadata{}
 		}
 	}
 	for k, v := range scopeValues(p.scope) {
@@ -80,8 +85,16 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 	}
 	files := make([]file, 0, len(form.Files))
 	seen := map[string]bool{}
-	for _, ff := range form.Files {
-		name, err := uploadName(ff.Filename)
+	var headers []*multipart.FileHeader
+	if in.RawBody.Form != nil {
+		headers = in.RawBody.Form.File["file"]
+	}
+	for i, ff := range form.Files {
+		raw := ff.Filename
+		if i < len(headers) {
+			raw = rawFileName(headers[i])
+		}
+		name, err := uploadName(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -126,12 +139,23 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 		}
 		sources[i] = prefix + f.name
 	}
-	started, err := s.startJob(ctx, p, c, []string{dir}, meta, func() { os.RemoveAll(dir) })
+	started, err := s.startJob(ctx, p, c, []string{dir}, map[string]any(meta), func() { os.RemoveAll(dir) })
 	if err != nil {
 		return nil, err
 	}
 	started.Sources = sources
 	return &body[JobStarted]{Body: started}, nil
+}
+
+// rawFileName is the file name a client sent, before mime/multipart
+// reduces it to its last element: a name with a path in it is refused, not
+// silently shortened.
+func rawFileName(fh *multipart.FileHeader) string {
+	_, params, err := mime.ParseMediaType(fh.Header.Get("Content-Disposition"))
+	if err != nil || params["filename"] == "" {
+		return fh.Filename
+	}
+	return params["filename"]
 }
 
 // uploadName checks an uploaded file's name: a plain file name, never a
@@ -225,7 +249,7 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 	if err != nil {
 		return nil, err
 	}
-	started, err := s.startJob(ctx, p, c, paths, in.Body.Metadata, nil)
+	started, err := s.startJob(ctx, p, c, paths, map[string]any(in.Body.Metadata), nil)
 	if err != nil {
 		return nil, err
 	}
