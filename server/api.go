@@ -49,9 +49,9 @@ type NewCollection struct {
 
 // NewDocument is one text to store whole, as one passage.
 type NewDocument struct {
-	ID       string         `json:"id,omitempty" doc:"Optional id; a document with the same id is replaced"`
-	Text     string         `json:"text" minLength:"1"`
-	Source   string         `json:"source,omitempty" doc:"Source name to cite and to delete by (default: manual)"`
+	ID       string   `json:"id,omitempty" doc:"Optional id; a document with the same id is replaced"`
+	Text     string   `json:"text" minLength:"1"`
+	Source   string   `json:"source,omitempty" doc:"Source name to cite and to delete by (default: manual)"`
 	Metadata Metadata `json:"metadata,omitempty"`
 }
 
@@ -185,7 +185,7 @@ type JobList struct {
 
 // IngestBody names folders or files on the server to ingest.
 type IngestBody struct {
-	Paths    []string       `json:"paths" minItems:"1" doc:"Files or folders inside the server's ingest roots; relative paths start at the first root"`
+	Paths    []string `json:"paths" minItems:"1" doc:"Files or folders inside the server's ingest roots; relative paths start at the first root"`
 	Metadata Metadata `json:"metadata,omitempty" doc:"Metadata added to every chunk"`
 }
 
