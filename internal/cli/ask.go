@@ -26,16 +26,18 @@ import (
 
 // askFlags are the flags ask and chat share.
 type askFlags struct {
-	kb     kbFlags
-	filter string
-	topK   int
-	mode   string
-	model  string
-	thread string
+	kb      kbFlags
+	quality qualityFlags
+	filter  string
+	topK    int
+	mode    string
+	model   string
+	thread  string
 }
 
 func (f *askFlags) register(cmd *cobra.Command) {
 	f.kb.register(cmd)
+	f.quality.register(cmd)
 	cmd.Flags().StringVar(&f.filter, "filter", "", "metadata filter in any syntax; it narrows the passages, never widens a scope")
 	cmd.Flags().StringVar(&f.filter, "where", "", "alias of --filter")
 	cmd.Flags().IntVarP(&f.topK, "top-k", "k", 0, "passages to retrieve (default: search.top_k, 10)")
@@ -111,6 +113,9 @@ func buildAsker(ctx context.Context, k *kb, f *askFlags) (*asker, error) {
 	if pipe.TopK == 0 {
 		pipe.TopK = k.cfg.Search.TopK
 	}
+	if err := f.quality.apply(pipe, k.embedder); err != nil {
+		return nil, err
+	}
 	if ts, err := k.store.Threads(); err == nil {
 		pipe.Threads = ts
 	} else if f.thread != "" {
@@ -176,15 +181,21 @@ QUARRY_LLM environment variable or --model:
 
   openai:MODEL                      OpenAI (OPENAI_API_KEY)
   anthropic:MODEL                   Anthropic (ANTHROPIC_API_KEY)
+  gemini:MODEL                      Google Gemini (GEMINI_API_KEY or GOOGLE_API_KEY)
+  mistral:MODEL                     Mistral (MISTRAL_API_KEY)
   ollama:MODEL                      Ollama at OLLAMA_HOST (default http://127.0.0.1:11434)
   openai-compatible:MODEL@BASEURL   any OpenAI-compatible server (vLLM, llama.cpp, LM Studio…)
 
 --thread keeps a conversation: the thread's earlier questions and answers are read in context.
---schema FILE asks for a JSON answer valid against the JSON Schema in FILE (needs a chat model).`,
+--schema FILE asks for a JSON answer valid against the JSON Schema in FILE (needs a chat model).
+--transform rewrites the retrieval query with the chat model (never the question itself);
+--post reranks, thresholds, diversifies, expands and packs the passages; --web adds a SearXNG
+web search run in parallel, whose failure is reported rather than fatal.`,
 		Example: `  quarry ask "How long do refunds take?"
   quarry ask "How long do refunds take?" --model ollama:llama3.2 --stream
   quarry ask "Which products are discontinued?" --filter "tenant = 'acme'" --json
-  quarry ask "And gift cards?" --thread support-42`,
+  quarry ask "And gift cards?" --thread support-42
+  quarry ask "How do refunds work?" --post rerank=cohere,adaptive,pack=4000 --transform rewrite`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -237,6 +248,9 @@ QUARRY_LLM environment variable or --model:
 			}
 			fmt.Fprintln(stdio.Out)
 			printSources(stdio.Out, ans.Citations)
+			for _, e := range ans.SourceErrors {
+				fmt.Fprintf(stdio.Err, "quarry ask: %s; the answer comes from the other sources\n", e)
+			}
 			if ans.Extractive {
 				fmt.Fprintln(stdio.Out, "\n(extractive answer: sentences quoted from the sources; set llm in config.toml, QUARRY_LLM or --model for a written one)")
 			}

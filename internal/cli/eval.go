@@ -57,21 +57,44 @@ func newEvalCmd(stdio IO) *cobra.Command {
 		asJSON  bool
 		gates   []string
 		metrics []string
+		golden  goldenFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "eval --beir DIR",
-		Short: "Measure retrieval quality on a BEIR-layout dataset",
+		Use:   "eval --beir DIR | --golden FILE",
+		Short: "Measure retrieval quality on a BEIR-layout dataset, or answer quality on a golden set",
 		Long: `Measure retrieval quality on a BEIR-layout dataset (corpus.jsonl, queries.jsonl,
 qrels/test.tsv). Documents are indexed unsplit, one chunk each, with the title as its own
 keyword field, in a scratch knowledge base with the configured embedder. Metrics follow
 trec_eval: linear gain, only judged queries count, ties broken by document id.
---gate sets the exit code: 3 when a gate fails on the first mode.`,
+--gate sets the exit code: 3 when a gate fails on the first mode.
+
+--golden FILE answers each question of a golden set (JSONL: question, reference, sources) with
+the ask pipeline and scores the answers on faithfulness, answer_relevancy and
+contextual_precision, with the deterministic judge (no model, for CI) or an LLM judge.
+--corpus DIR ingests a folder into a scratch knowledge base first; --compare runs other
+post-processing configurations side by side; --report writes a self-contained HTML report;
+--gate 'faithfulness>=0.85' applies to the first configuration.`,
 		Example: `  quarry eval --beir ../shared/data/scifact --mode all
-  quarry eval --beir ../shared/data/cranfield --mode keyword --gate 'ndcg@10>=0.33'`,
+  quarry eval --beir ../shared/data/cranfield --mode keyword --gate 'ndcg@10>=0.33'
+  quarry eval --golden eval/testdata/golden/docs.jsonl --corpus docs --gate 'faithfulness>=0.85' --report report.html
+  quarry eval --golden golden.jsonl --judge llm --judge-model openai:gpt-4o-mini --compare rerank=cohere,pack=4000`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if golden.golden != "" {
+				if beir != "" {
+					return usageErr(errors.New("eval: --beir and --golden are separate runs; give one"))
+				}
+				mode, k := "", 0
+				if cmd.Flags().Changed("mode") && len(modes) > 0 {
+					mode = modes[0]
+				}
+				if cmd.Flags().Changed("top-k") {
+					k = topK
+				}
+				return runGolden(cmd, stdio, &f, &golden, mode, k, gates, asJSON)
+			}
 			if beir == "" {
-				return usageErr(errors.New("eval: --beir DIR is required"))
+				return usageErr(errors.New("eval: --beir DIR or --golden FILE is required"))
 			}
 			var ms []eval.Metric
 			for _, m := range metrics {
@@ -174,6 +197,7 @@ trec_eval: linear gain, only judged queries count, ties broken by document id.
 	cmd.Flags().StringSliceVar(&metrics, "metric", []string{"ndcg@10", "recall@100", "mrr@10", "map", "p@10"}, "metrics to report")
 	cmd.Flags().StringArrayVar(&gates, "gate", nil, "fail (exit 3) unless the first mode meets this, e.g. 'ndcg@10>=0.67'")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	golden.register(cmd)
 	return cmd
 }
 

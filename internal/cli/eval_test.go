@@ -41,3 +41,57 @@ func TestEvalGate(t *testing.T) {
 		t.Errorf("bad gate: %d", code)
 	}
 }
+
+// TestEvalGolden runs the golden set over Quarry's docs hermetically: the
+// deterministic judge, extractive answers, a scratch knowledge base.
+func TestEvalGolden(t *testing.T) {
+	golden := filepath.Join("..", "..", "eval", "testdata", "golden", "docs.jsonl")
+	docs := filepath.Join("..", "..", "docs")
+	report := filepath.Join(t.TempDir(), "report.html")
+	code, out, errOut := run(t, "", "eval", "--golden", golden, "--corpus", docs, "--gate", "faithfulness>=0.85",
+		"--compare", "pack=1500", "--report", report, "--json")
+	if code != 0 {
+		t.Fatalf("eval: %d %q %q", code, out, errOut)
+	}
+	var rep struct {
+		Judge string `json:"judge"`
+		Runs  []struct {
+			Name  string             `json:"name"`
+			Mean  map[string]float64 `json:"mean"`
+			Cases []struct {
+				Answer string `json:"answer"`
+				Error  string `json:"error"`
+			} `json:"cases"`
+		} `json:"runs"`
+		Gates []struct {
+			Pass bool `json:"pass"`
+		} `json:"gates"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Judge != "deterministic" || len(rep.Runs) != 2 ||
+		len(rep.Runs[0].Cases) != 10 || len(rep.Gates) != 1 || !rep.Gates[0].Pass {
+		t.Fatalf("report %v: %.500q", err, out)
+	}
+	for _, c := range rep.Runs[0].Cases {
+		if c.Error != "" || c.Answer == "" {
+			t.Errorf("case: %+v", c)
+		}
+	}
+	t.Logf("baseline %v; pack=1500 %v", rep.Runs[0].Mean, rep.Runs[1].Mean)
+	if b, err := os.ReadFile(report); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("HTML report: %v", err)
+	}
+	code, out, errOut = run(t, "", "eval", "--golden", golden, "--corpus", docs, "--gate", "answer_relevancy>=0.99")
+	if code != 3 || !strings.Contains(errOut, "gate") || !strings.Contains(out, "FAIL") {
+		t.Errorf("failing gate: %d %q %q", code, out, errOut)
+	}
+	for _, args := range [][]string{
+		{"--gate", "ndcg@10>=0.5"},
+		{"--judge", "oracle"},
+		{"--compare", "sparkle"},
+	} {
+		code, _, errOut = run(t, "", append([]string{"eval", "--golden", golden, "--corpus", docs}, args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d %q", args, code, errOut)
+		}
+	}
+}
