@@ -118,8 +118,8 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		return len(sources) > 0 && SourceMatches(src, sources)
 	},
 	"trim": func(s string) string {
-		if len(s) > 600 {
-			return strings.ToValidUTF8(s[:600], "") + "…"
+		if len(s) > 300 {
+			return strings.ToValidUTF8(s[:300], "") + "…"
 		}
 		return s
 	},
@@ -130,7 +130,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
 h1{font-size:1.5rem;margin-bottom:.2rem}.meta{color:#666;margin-top:0}
 table{border-collapse:collapse;margin:1rem 0}th,td{padding:.3rem .6rem;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .pass{color:#1d7a35;font-weight:600}.fail{color:#b3261e;font-weight:600}
 .bar{display:inline-block;height:8px;background:#eee;width:80px;vertical-align:middle;border-radius:2px;overflow:hidden}
 .bar i{display:block;height:8px}
