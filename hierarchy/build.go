@@ -91,9 +91,13 @@ func (h *Hierarchy) Build(ctx context.Context, files map[string]string) (BuildRe
 	if err != nil {
 		return rep, err
 	}
+	hadRoot := st.root() != nil
 	root, err := h.ensureRoot(ctx, st)
 	if err != nil {
 		return rep, err
+	}
+	if !hadRoot {
+		rep.Created++
 	}
 	rootID := root.ID
 	byFolder := map[string]int64{"": rootID}

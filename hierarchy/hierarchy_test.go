@@ -88,7 +88,7 @@ func TestBuildThreeLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Created != 5 || rep.Attached != 8 || rep.Nodes != 6 {
+	if rep.Created != 6 || rep.Attached != 8 || rep.Nodes != 6 {
 		t.Errorf("report: %+v", rep)
 	}
 	got := paths(t, h)

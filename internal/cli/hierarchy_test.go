@@ -49,7 +49,7 @@ func TestHierarchyFromIngestion(t *testing.T) {
 	kb := filepath.Join(t.TempDir(), "kb")
 	writeFiles(t, docs, handbook)
 	code, out, errOut := run(t, "", "ingest", docs, "--kb", kb)
-	if code != 0 || !strings.Contains(out, "hierarchy: 6 nodes (5 new)") {
+	if code != 0 || !strings.Contains(out, "hierarchy: 6 nodes (6 new)") {
 		t.Fatalf("ingest: %d %q %q", code, out, errOut)
 	}
 	code, out, errOut = run(t, "", "tree", "--kb", kb, "--json")
