@@ -64,9 +64,10 @@ type Options struct {
 	Jobs      store.JobStore
 	JobParams json.RawMessage
 	// Finish, when set, runs after the sources are written, with every
-	// file the walk found: the command line and the MCP server bring the
-	// knowledge hierarchy up to date there. Its error fails the run.
-	Finish func(ctx context.Context, files []load.Entry) error
+	// file the walk found and the report so far: the command line and the
+	// MCP server bring the knowledge hierarchy up to date there. Its error
+	// fails the run.
+	Finish func(ctx context.Context, files []load.Entry, rep *Report) error
 }
 
 // Event reports progress. Its JSON form is one line of `quarry ingest
@@ -162,7 +163,7 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		err = r.prune(ctx, states)
 	}
 	if err == nil && opt.Finish != nil {
-		err = opt.Finish(ctx, entries)
+		err = opt.Finish(ctx, entries, r.rep)
 	}
 	if err != nil {
 		r.finishJob(err)

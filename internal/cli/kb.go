@@ -187,8 +187,8 @@ func (k *kb) ingestOptions(coll *store.Collection) ingest.Options {
 		Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
 		BatchSize:  k.cfg.Ingest.BatchSize,
 	}
-	opt.Finish = func(ctx context.Context, files []load.Entry) error {
-		_, _, err := updateHierarchy(ctx, coll, files)
+	opt.Finish = func(ctx context.Context, files []load.Entry, rep *ingest.Report) error {
+		_, _, err := updateHierarchy(ctx, coll, files, rep)
 		return err
 	}
 	// The offline hash embedder is cheaper than a cache lookup; a cache pays

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -90,14 +91,25 @@ func writeJSON(stdio IO, v any) error {
 
 // updateHierarchy brings the collection's hierarchy up to what an
 // ingestion of files wrote and rebuilds its links. A store without a
-// hierarchy is skipped (nil reports).
-func updateHierarchy(ctx context.Context, coll *store.Collection, files []load.Entry) (*hierarchy.BuildReport, *hierarchy.LinkReport, error) {
+// hierarchy is skipped, and so is a run that changed nothing in a
+// collection that has its hierarchy already (nil reports): the build reads
+// every chunk.
+func updateHierarchy(ctx context.Context, coll *store.Collection, files []load.Entry, rep *ingest.Report) (*hierarchy.BuildReport, *hierarchy.LinkReport, error) {
 	h, err := hierarchy.Open(coll)
 	if errors.Is(err, store.ErrUnsupported) {
 		return nil, nil, nil
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	if rep != nil && rep.Written == 0 && rep.Pruned == 0 {
+		nodes, err := h.Nodes(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(nodes) > 0 {
+			return nil, nil, nil
+		}
 	}
 	paths := make(map[string]string, len(files))
 	for _, e := range files {
@@ -119,10 +131,10 @@ func updateHierarchy(ctx context.Context, coll *store.Collection, files []load.E
 // reportHierarchy is the ingest command's Finish: it updates the
 // hierarchy and says what changed (on stderr with --json, whose stdout
 // holds only progress events).
-func reportHierarchy(stdio IO, coll *store.Collection, asJSON bool) func(context.Context, []load.Entry) error {
-	return func(ctx context.Context, files []load.Entry) error {
+func reportHierarchy(stdio IO, coll *store.Collection, asJSON bool) func(context.Context, []load.Entry, *ingest.Report) error {
+	return func(ctx context.Context, files []load.Entry, rep *ingest.Report) error {
 		start := time.Now()
-		br, lr, err := updateHierarchy(ctx, coll, files)
+		br, lr, err := updateHierarchy(ctx, coll, files, rep)
 		if err != nil || br == nil {
 			return err
 		}
