@@ -33,7 +33,7 @@ var elsewhere = map[string]string{
 	"reindexBySource: digit-like source ids (42,file.txt)":                                           "ingest (SEMANTICS §5 Reindex by source)",
 	"SemanticMemoryRetrieval scopes to conversation docs of given threads (deduped ids)":             "retrieve: semantic memory retriever",
 	"SemanticMemoryRetrieval: invalid thread lists":                                                  "retrieve: semantic memory retriever",
-	"QueryTransformation: single user message delimiting the original query":                         "retrieve: pre-processors (issue 11)",
+	"QueryTransformation: single user message delimiting the original query":                         "retrieve: query transforms",
 	"FakeEmbeddingsProvider deterministic vector":                                                    "embed: a test double, not behaviour",
 }
 

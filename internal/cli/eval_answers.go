@@ -32,7 +32,7 @@ func (g *goldenFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&g.golden, "golden", "", "golden set (JSONL: question, reference, sources): answer each question and judge the answers")
 	cmd.Flags().StringVar(&g.corpus, "corpus", "", "with --golden: ingest this folder into a scratch knowledge base first (hermetic runs)")
 	cmd.Flags().StringVar(&g.judge, "judge", "deterministic", "with --golden: deterministic (no model, for CI) or llm (the --judge-model, else the llm setting)")
-	cmd.Flags().StringVar(&g.judgeModel, "judge-model", "", "with --judge llm: the judge's chat model as provider:model")
+	cmd.Flags().StringVar(&g.judgeModel, "judge-model", "", "with --judge llm: the judge's chat model as provider:model (default: the llm setting)")
 	cmd.Flags().StringVar(&g.model, "model", "", "with --golden: the chat model that answers, as provider:model (default: the llm setting; none answers extractively)")
 	cmd.Flags().StringVar(&g.report, "report", "", "with --golden: write a self-contained HTML report to this file")
 	cmd.Flags().StringArrayVar(&g.compare, "compare", nil, "with --golden: another configuration's --post list to run side by side (\"none\" for no post-processing); repeatable")
@@ -86,7 +86,7 @@ func runGolden(cmd *cobra.Command, stdio IO, f *kbFlags, g *goldenFlags, mode st
 			return err
 		}
 	}
-	judge, err := newJudge(g)
+	judge, err := newJudge(g, k.cfg.LLM)
 	if err != nil {
 		return err
 	}
@@ -149,21 +149,23 @@ func runGolden(cmd *cobra.Command, stdio IO, f *kbFlags, g *goldenFlags, mode st
 	return nil
 }
 
-func newJudge(g *goldenFlags) (eval.Judge, error) {
+// newJudge builds the --judge; the LLM judge's model defaults to the llm
+// setting.
+func newJudge(g *goldenFlags, setting string) (eval.Judge, error) {
 	switch g.judge {
 	case "deterministic", "":
 		return eval.NewDeterministic()
 	case "llm":
 		spec := g.judgeModel
 		if spec == "" {
-			spec = os.Getenv("QUARRY_LLM")
+			spec = setting
 		}
 		m, err := newChatModel(spec)
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--judge-model: %w", err))
 		}
 		if m == nil {
-			return nil, usageErr(errors.New("--judge llm needs a chat model: pass --judge-model provider:model"))
+			return nil, usageErr(errors.New("--judge llm needs a chat model: pass --judge-model provider:model or set llm"))
 		}
 		return &eval.LLMJudge{Model: m, Label: "llm " + spec}, nil
 	}
