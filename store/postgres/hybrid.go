@@ -104,9 +104,7 @@ func hybridSQL(bm25 bool, dim, w string, branch int) string {
 			WHERE content ||| $1 AND ` + w + ` ORDER BY s DESC, id LIMIT ` + lim + `)
 		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM k`
 	}
-	return tsQuery + `,
-		` + v + `,
-		k AS (SELECT id, ts_rank(tsv, q.tq, 1) AS s FROM quarry_documents, q
-			WHERE q.tq IS NOT NULL AND tsv @@ q.tq AND ` + w + ` ORDER BY s DESC, id LIMIT ` + lim + `)
-		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM k`
+	return `WITH ` + bm25CTE(w, branch) + `,
+		` + v + `
+		SELECT 'v', id, s FROM v UNION ALL SELECT 'k', id, s FROM kw`
 }

@@ -31,9 +31,9 @@ func TestSearchSQLGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		engine := "tsrank"
+		engine := "sql"
 		if bm25 {
-			engine = "bm25"
+			engine = "pgsearch"
 		}
 		golden := map[string]string{
 			"keyword_" + engine: keywordSQL(bm25, w, 10),
