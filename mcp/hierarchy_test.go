@@ -1,9 +1,14 @@
 package mcp_test
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed/hash"
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/hierarchy"
 	"github.com/quarry-rag/quarry/mcp"
 	"github.com/quarry-rag/quarry/store"
@@ -110,6 +115,35 @@ func TestHierarchyToolsReadOnly(t *testing.T) {
 	for _, name := range []string{mcp.ToolAddNode, mcp.ToolAddChunks, mcp.ToolRebuildLinks, mcp.ToolRemoveNode, mcp.ToolRenameNode} {
 		if tools[name] != nil {
 			t.Errorf("read-only server offers %s", name)
+		}
+	}
+}
+
+// A client limited by a filter reaches no hierarchy tool: nodes count and
+// name documents of every tenant.
+func TestHierarchyToolsRefuseFilterScopes(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, "memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	emb, _ := hash.New(hash.Config{})
+	schema, _ := document.NewSchema(document.Field{Name: "tenant", Type: document.TypeString, Filterable: true})
+	if _, err := st.CreateCollection(ctx, store.CollectionConfig{Name: "kb", Schema: schema, Model: emb.Model()}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcp.New(mcp.Config{Store: st, Embedder: emb, Collection: "kb", ReadOnly: true,
+		Scope: mcp.Scope{Filter: filter.Eq("tenant", "acme")}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cs := connect(t, srv)
+	for name, args := range map[string]map[string]any{mcp.ToolTree: {}, mcp.ToolHealth: {}, mcp.ToolLinkGraph: {}, mcp.ToolNeighbors: {"query": "x"}} {
+		res := callRaw(t, cs, name, args)
+		if !res.IsError || !strings.Contains(text(res), "filter") {
+			t.Errorf("%s under a filter scope: %s", name, text(res))
 		}
 	}
 }
