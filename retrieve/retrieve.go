@@ -58,12 +58,22 @@ type Collection struct {
 // Retrieve implements Retriever. The merged filter is validated against the
 // collection's schema before the query is embedded.
 func (r *Collection) Retrieve(ctx context.Context, req Request) ([]*document.Document, error) {
+	sr, err := r.searchRequest(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return r.search(ctx, sr)
+}
+
+// searchRequest is the store search req asks for: scopes merged and
+// validated, the query embedded when the mode needs it.
+func (r *Collection) searchRequest(ctx context.Context, req Request) (store.SearchRequest, error) {
 	if r.Collection == nil {
-		return nil, errors.New("retriever has no collection")
+		return store.SearchRequest{}, errors.New("retriever has no collection")
 	}
 	f, err := r.filter(req, nil)
 	if err != nil {
-		return nil, err
+		return store.SearchRequest{}, err
 	}
 	mode := r.Mode
 	if mode == store.ModeAuto {
@@ -75,18 +85,18 @@ func (r *Collection) Retrieve(ctx context.Context, req Request) ([]*document.Doc
 	sr := store.SearchRequest{Query: req.Query, Mode: mode, Filter: f, TopK: req.TopK, Fusion: r.Fusion}
 	if mode != store.ModeKeyword {
 		if r.Embedder == nil {
-			return nil, fmt.Errorf("%s search needs the collection's embedder", mode)
+			return sr, fmt.Errorf("%s search needs the collection's embedder", mode)
 		}
 		vecs, err := embed.EmbedQuery(ctx, r.Embedder, []string{req.Query})
 		if err != nil {
-			return nil, fmt.Errorf("embed the query: %w", err)
+			return sr, fmt.Errorf("embed the query: %w", err)
 		}
 		sr.Embedding = vecs[0]
 		if mode == store.ModeVector {
 			sr.Query = ""
 		}
 	}
-	return r.search(ctx, sr)
+	return sr, nil
 }
 
 // filter merges the scopes in SEMANTICS §5's order, then extra, and
