@@ -1,7 +1,8 @@
 // Package retrieve finds passages for a question: the Retriever contract,
 // a collection's search (vector, keyword or hybrid), composite and
 // parallel multi-source retrieval with per-source timeouts, a SearXNG web
-// source, semantic memory over past conversation turns, and the
+// source, the knowledge hierarchy's triggers and links (Graph), semantic
+// memory over past conversation turns, and the
 // pre-processors that rewrite the retrieval query (rewrite, decompose,
 // HyDE, multi-query).
 //

@@ -22,8 +22,8 @@ import (
 // Options tune a Client. Zero values mean the defaults.
 type Options struct {
 	// Client sends the requests; when nil, a client with a two-minute
-	// timeout per request (streams get no client timeout: their context
-	// bounds them).
+	// timeout per request (streams get two minutes for their headers, and
+	// their context bounds the rest).
 	Client *http.Client
 	// MaxRetries is how many times a request that met a 429, a 5xx or a
 	// network error is retried: 4 when 0, none when negative.
@@ -52,7 +52,10 @@ func New(o Options) Client {
 		// A request that hangs must not stall a caller whose context has
 		// no deadline.
 		c.http = &http.Client{Timeout: 2 * time.Minute}
-		c.stream = http.DefaultClient
+		// A stream may run long, but its headers must come in time.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = 2 * time.Minute
+		c.stream = &http.Client{Transport: t}
 	}
 	switch {
 	case c.maxRetries == 0:
