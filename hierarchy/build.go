@@ -3,6 +3,7 @@ package hierarchy
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -86,6 +87,16 @@ type BuildReport struct {
 // maps file source names to their paths on disk, for the audit; sources it
 // does not name keep the path they had.
 func (h *Hierarchy) Build(ctx context.Context, files map[string]string) (BuildReport, error) {
+	rep, err := h.build(ctx, files)
+	// Another build made a node first: start again from the rows it wrote.
+	// Each retry sees more of its nodes, so a few suffice.
+	for try := 0; try < 4 && errors.Is(err, store.ErrFolderTaken); try++ {
+		rep, err = h.build(ctx, files)
+	}
+	return rep, err
+}
+
+func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildReport, error) {
 	var rep BuildReport
 	st, err := h.load(ctx, true)
 	if err != nil {

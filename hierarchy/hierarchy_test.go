@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/quarry-rag/quarry/document"
@@ -345,5 +346,26 @@ func TestMergeTriggersCaps(t *testing.T) {
 	}
 	if got := hierarchy.MergeTriggers(nil, many); len(got) != hierarchy.MaxTriggers || got[0] != "aax" {
 		t.Errorf("cap: %d %v", len(got), got[:1])
+	}
+}
+
+// Builds racing on one collection (two ingestions at once) make each
+// folder's node and the root once.
+func TestConcurrentBuilds(t *testing.T) {
+	c := newColl(t)
+	if err := c.Upsert(t.Context(), threeLevels()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := open(t, c).Build(t.Context(), nil); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := paths(t, open(t, c)); len(got) != 6 {
+		t.Errorf("%d nodes after racing builds, want 6: %v", len(got), got)
 	}
 }

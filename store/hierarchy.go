@@ -8,8 +8,15 @@ import (
 	"github.com/quarry-rag/quarry/document"
 )
 
-// ErrNodeNotFound is returned when a hierarchy node id is unknown.
-var ErrNodeNotFound = errors.New("node not found")
+// Hierarchy errors callers branch on.
+var (
+	// ErrNodeNotFound is returned when a hierarchy node id is unknown.
+	ErrNodeNotFound = errors.New("node not found")
+	// ErrFolderTaken is returned when a node would take a folder another
+	// node of the collection has, or would be a second root: two builds
+	// racing cannot make a node twice.
+	ErrFolderTaken = errors.New("another node has this folder")
+)
 
 // Node kinds of the knowledge hierarchy (SEMANTICS §6).
 const (
@@ -71,8 +78,9 @@ type HierarchyStore interface {
 	// Nodes returns the collection's nodes ordered by id.
 	Nodes(ctx context.Context, coll string) ([]Node, error)
 	// PutNodes inserts the nodes with ID 0 and updates the others, all or
-	// none (ErrNodeNotFound for an unknown id), and returns them with
-	// their ids.
+	// none (ErrNodeNotFound for an unknown id, ErrFolderTaken for a
+	// non-empty Folder another node has or a second root), and returns
+	// them with their ids.
 	PutNodes(ctx context.Context, coll string, nodes []Node) ([]Node, error)
 	// DeleteNodes removes nodes with their attachments and every link
 	// touching them, and returns how many nodes were removed; unknown ids

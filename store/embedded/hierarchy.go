@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS kb_nodes (
 	triggers      TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS kb_nodes_collection ON kb_nodes(collection_id);
+CREATE UNIQUE INDEX IF NOT EXISTS kb_nodes_folder_once ON kb_nodes(collection_id, folder) WHERE folder <> '' OR kind = 'root';
 CREATE TABLE IF NOT EXISTS kb_chunks (
 	collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
 	doc_id        TEXT NOT NULL,
@@ -88,6 +89,15 @@ func (b *Backend) hierTx(ctx context.Context, coll string, fn func(tx *sql.Tx, c
 	return nil
 }
 
+// folderTaken maps a violation of the unique folder index to
+// store.ErrFolderTaken.
+func folderTaken(err error, folder string) error {
+	if strings.Contains(err.Error(), "UNIQUE constraint failed: kb_nodes.") {
+		return fmt.Errorf("%w: %s", store.ErrFolderTaken, folder)
+	}
+	return err
+}
+
 // Nodes implements store.HierarchyStore.
 func (b *Backend) Nodes(ctx context.Context, coll string) ([]store.Node, error) {
 	cid, err := collectionID(ctx, b.r, coll)
@@ -138,13 +148,13 @@ func (b *Backend) PutNodes(ctx context.Context, coll string, nodes []store.Node)
 				err = tx.QueryRowContext(ctx, `INSERT INTO kb_nodes(collection_id, parent_id, kind, name, path, folder, triggers)
 					VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`, cid, n.ParentID, n.Kind, n.Name, n.Path, n.Folder, string(trig)).Scan(&n.ID)
 				if err != nil {
-					return fmt.Errorf("insert node %q: %w", n.Name, err)
+					return fmt.Errorf("insert node %q: %w", n.Name, folderTaken(err, n.Folder))
 				}
 			} else {
 				res, err := tx.ExecContext(ctx, `UPDATE kb_nodes SET parent_id = ?, kind = ?, name = ?, path = ?, folder = ?, triggers = ?
 					WHERE id = ? AND collection_id = ?`, n.ParentID, n.Kind, n.Name, n.Path, n.Folder, string(trig), n.ID, cid)
 				if err != nil {
-					return fmt.Errorf("update node %d: %w", n.ID, err)
+					return fmt.Errorf("update node %d: %w", n.ID, folderTaken(err, n.Folder))
 				}
 				if k, _ := res.RowsAffected(); k == 0 {
 					return fmt.Errorf("%w: %d", store.ErrNodeNotFound, n.ID)

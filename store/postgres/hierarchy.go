@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/quarry-rag/quarry/store"
 )
@@ -25,6 +26,7 @@ CREATE TABLE IF NOT EXISTS quarry_nodes (
 	triggers      jsonb NOT NULL
 );
 CREATE INDEX IF NOT EXISTS quarry_nodes_collection ON quarry_nodes (collection_id);
+CREATE UNIQUE INDEX IF NOT EXISTS quarry_nodes_folder ON quarry_nodes (collection_id, folder) WHERE folder <> '' OR kind = 'root';
 CREATE TABLE IF NOT EXISTS quarry_node_chunks (
 	collection_id integer NOT NULL REFERENCES quarry_collections(id) ON DELETE CASCADE,
 	doc_id        text NOT NULL,
@@ -71,6 +73,16 @@ func (b *Backend) hierTx(ctx context.Context, coll string, fn func(tx pgx.Tx, ci
 	})
 }
 
+// folderTaken maps a violation of the unique folder index to
+// store.ErrFolderTaken.
+func folderTaken(err error, folder string) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "quarry_nodes_folder" {
+		return fmt.Errorf("%w: %s", store.ErrFolderTaken, folder)
+	}
+	return err
+}
+
 // Nodes implements store.HierarchyStore.
 func (b *Backend) Nodes(ctx context.Context, coll string) ([]store.Node, error) {
 	cid, err := b.hierCollectionID(ctx, b.db, coll)
@@ -106,13 +118,13 @@ func (b *Backend) PutNodes(ctx context.Context, coll string, nodes []store.Node)
 			if n.ID == 0 {
 				if err := tx.QueryRow(ctx, `INSERT INTO quarry_nodes(collection_id, parent_id, kind, name, path, folder, triggers)
 					VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`, cid, n.ParentID, n.Kind, n.Name, n.Path, n.Folder, n.Triggers).Scan(&n.ID); err != nil {
-					return fmt.Errorf("insert node %q: %w", n.Name, err)
+					return fmt.Errorf("insert node %q: %w", n.Name, folderTaken(err, n.Folder))
 				}
 			} else {
 				tag, err := tx.Exec(ctx, `UPDATE quarry_nodes SET parent_id = $1, kind = $2, name = $3, path = $4, folder = $5, triggers = $6
 					WHERE id = $7 AND collection_id = $8`, n.ParentID, n.Kind, n.Name, n.Path, n.Folder, n.Triggers, n.ID, cid)
 				if err != nil {
-					return fmt.Errorf("update node %d: %w", n.ID, err)
+					return fmt.Errorf("update node %d: %w", n.ID, folderTaken(err, n.Folder))
 				}
 				if tag.RowsAffected() == 0 {
 					return fmt.Errorf("%w: %d", store.ErrNodeNotFound, n.ID)

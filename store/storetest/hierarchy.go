@@ -71,6 +71,20 @@ func testHierarchy(t *testing.T, s *store.Store) {
 	if nodes, _ := hs.Nodes(ctx(t), "kb"); nodes[1].Path != "/Root/howto" || len(nodes) != 3 {
 		t.Errorf("update: %+v", nodes)
 	}
+	// A folder has one node: a second is refused, alone or in a batch.
+	for _, batch := range [][]store.Node{
+		{{ParentID: root.ID, Kind: store.NodeFundamental, Name: "again", Path: "/Root/again", Folder: "guides"}},
+		{{ParentID: root.ID, Name: "n1", Path: "/Root/n1", Folder: "new"}, {ParentID: root.ID, Name: "n2", Path: "/Root/n2", Folder: "new"}},
+		{{ID: api.ID, ParentID: root.ID, Kind: store.NodeFundamental, Name: "api", Path: "/Root/api", Folder: "guides"}},
+		{{Kind: store.NodeRoot, Name: "Root", Path: "/Root"}},
+	} {
+		if _, err := hs.PutNodes(ctx(t), "kb", batch); !errors.Is(err, store.ErrFolderTaken) {
+			t.Errorf("a second node for a folder: %v", err)
+		}
+	}
+	if nodes, _ := hs.Nodes(ctx(t), "kb"); len(nodes) != 3 || nodes[2].Folder != "api" {
+		t.Errorf("a refused batch was half applied: %+v", nodes)
+	}
 
 	// Attachments: one node per chunk, replaced by doc id, detached by id.
 	src := document.Source{Type: document.SourceFile, Name: "guides/refunds.md"}
