@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
@@ -736,5 +735,4 @@ func TestShutdownStopsJobs(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	_ = document.SourceFile
 }
