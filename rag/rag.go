@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quarry-rag/quarry/document"
@@ -315,23 +316,29 @@ func (p *Pipeline) prepare(ctx context.Context, req Request) (*run, error) {
 			return nil, fmt.Errorf("ask: %w", err)
 		}
 	}
-	lists := make([][]*document.Document, 0, len(r.queries))
-	for _, q := range r.queries {
-		rr := RetrieveRequest{Query: q, Scope: p.Scope, Filter: req.Filter, TopK: k}
-		docs, err := p.retrieve(ctx, rr, r)
-		if err != nil {
-			return nil, fmt.Errorf("ask: retrieve: %w", err)
-		}
-		if memory != nil {
-			// The authorised threads are memory's scope: the rag scope and
-			// the run's filter speak of documents' fields, which turns lack.
-			past, err := memory.Retrieve(ctx, RetrieveRequest{Query: q, TopK: k})
-			if err != nil {
-				return nil, fmt.Errorf("ask: semantic memory: %w", err)
+	// Expanded queries are retrieved concurrently; lists keep query order.
+	lists := make([][]*document.Document, len(r.queries))
+	fails := make([][]retrieve.SourceError, len(r.queries))
+	errs := make([]error, len(r.queries))
+	var wg sync.WaitGroup
+	for i, q := range r.queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lists[i], fails[i], errs[i] = p.retrieveOne(ctx, RetrieveRequest{Query: q, Scope: p.Scope, Filter: req.Filter, TopK: k}, memory)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for _, fs := range fails {
+		for _, f := range fs {
+			if !slices.Contains(r.failures, f) {
+				r.failures = append(r.failures, f)
+				p.logger().WarnContext(ctx, "rag: a source failed", "source", f.Source, "error", f.Message, "timed_out", f.TimedOut)
 			}
-			docs = append(docs, past...)
 		}
-		lists = append(lists, docs)
 	}
 	topK := 0 // one list stays whole, as the retriever returned it
 	if len(lists) > 1 {
@@ -388,24 +395,35 @@ func (p *Pipeline) transform(ctx context.Context, r *run) error {
 	return nil
 }
 
-// retrieve runs one retrieval, collecting the failed sources of a
-// multi-source retriever.
-func (p *Pipeline) retrieve(ctx context.Context, rr RetrieveRequest, r *run) ([]*document.Document, error) {
-	rep, ok := p.Retriever.(retrieve.Reporter)
-	if !ok {
-		return p.Retriever.Retrieve(ctx, rr)
+// retrieveOne runs the retrieval of one query, reporting the failed
+// sources of a multi-source retriever, and appends what semantic memory
+// recalls for it.
+func (p *Pipeline) retrieveOne(ctx context.Context, rr RetrieveRequest, memory Retriever) ([]*document.Document, []retrieve.SourceError, error) {
+	var (
+		docs  []*document.Document
+		fails []retrieve.SourceError
+		err   error
+	)
+	if rep, ok := p.Retriever.(retrieve.Reporter); ok {
+		var res retrieve.Result
+		res, err = rep.RetrieveReport(ctx, rr)
+		docs, fails = res.Docs, res.Failures
+	} else {
+		docs, err = p.Retriever.Retrieve(ctx, rr)
 	}
-	res, err := rep.RetrieveReport(ctx, rr)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("ask: retrieve: %w", err)
 	}
-	for _, f := range res.Failures {
-		if !slices.Contains(r.failures, f) {
-			r.failures = append(r.failures, f)
+	if memory != nil {
+		// The authorised threads are memory's scope: the rag scope and the
+		// run's filter speak of documents' fields, which turns lack.
+		past, err := memory.Retrieve(ctx, RetrieveRequest{Query: rr.Query, TopK: rr.TopK})
+		if err != nil {
+			return nil, nil, fmt.Errorf("ask: semantic memory: %w", err)
 		}
-		p.logger().WarnContext(ctx, "rag: a source failed", "source", f.Source, "error", f.Message, "timed_out", f.TimedOut)
+		docs = append(docs, past...)
 	}
-	return res.Docs, nil
+	return docs, fails, nil
 }
 
 // Dedupe drops documents whose content equals an earlier one's, exactly
