@@ -140,36 +140,52 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 		return rep, fmt.Errorf("build the hierarchy of %q: %w", h.coll.Name(), err)
 	}
 
-	// Nodes for new folders, parents before children.
-	var missing []string
+	// Nodes for new folders: one write per level, parents first, names
+	// given in path order so homonyms are qualified the same way each time.
+	missing := map[string]bool{}
 	for f := range folders {
 		for ; f != ""; f = path.Dir(f) {
-			if _, ok := byFolder[f]; !ok && !slices.Contains(missing, f) {
-				missing = append(missing, f)
+			if _, ok := byFolder[f]; !ok {
+				missing[f] = true
 			}
 			if !strings.Contains(f, "/") {
 				break
 			}
 		}
 	}
-	slices.SortFunc(missing, func(a, b string) int {
-		return cmp.Or(cmp.Compare(strings.Count(a, "/"), strings.Count(b, "/")), cmp.Compare(a, b))
-	})
-	for _, f := range missing {
-		parentFolder := ""
-		if i := strings.LastIndex(f, "/"); i >= 0 {
-			parentFolder = f[:i]
+	levels := map[int][]string{}
+	for f := range missing {
+		d := strings.Count(f, "/")
+		levels[d] = append(levels[d], f)
+	}
+	for d := 0; len(missing) > 0; d++ {
+		fs := levels[d]
+		slices.Sort(fs)
+		batch := make([]store.Node, 0, len(fs))
+		pending := map[string]bool{}
+		for _, f := range fs {
+			parentFolder := ""
+			if i := strings.LastIndex(f, "/"); i >= 0 {
+				parentFolder = f[:i]
+			}
+			p := st.byID[byFolder[parentFolder]]
+			name := st.childName(p, path.Base(f), pending)
+			pending[name] = true
+			batch = append(batch, store.Node{ParentID: p.ID, Kind: kindAt(d + 1), Name: name, Path: p.Path + "/" + name, Folder: f, Triggers: []string{}})
+			delete(missing, f)
 		}
-		p := st.byID[byFolder[parentFolder]]
-		name := st.childName(p, path.Base(f))
-		n := store.Node{ParentID: p.ID, Kind: kindAt(strings.Count(f, "/") + 1), Name: name, Path: p.Path + "/" + name, Folder: f, Triggers: []string{}}
-		got, err := h.hs.PutNodes(ctx, h.coll.Name(), []store.Node{n})
+		if len(batch) == 0 {
+			continue
+		}
+		got, err := h.hs.PutNodes(ctx, h.coll.Name(), batch)
 		if err != nil {
-			return rep, fmt.Errorf("create the node of folder %s: %w", f, err)
+			return rep, fmt.Errorf("create the nodes of %d folders: %w", len(batch), err)
 		}
-		st.add(got[0])
-		byFolder[f] = got[0].ID
-		rep.Created++
+		for _, n := range got {
+			st.add(n)
+			byFolder[n.Folder] = n.ID
+		}
+		rep.Created += len(got)
 	}
 
 	// Attachments.

@@ -133,14 +133,16 @@ func (st *state) nameTaken(name string, except int64) bool {
 }
 
 // childName is the name a new child called name of parent gets: the name
-// itself, or "{parent} · {name}" when another node already has it
-// (SEMANTICS §6), numbered if even that is taken.
-func (st *state) childName(parent *store.Node, name string) string {
-	if !st.nameTaken(name, 0) {
+// itself, or "{parent} · {name}" when another node (or one of pending,
+// names given but not yet stored) already has it (SEMANTICS §6), numbered
+// if even that is taken.
+func (st *state) childName(parent *store.Node, name string, pending map[string]bool) string {
+	taken := func(n string) bool { return pending[n] || st.nameTaken(n, 0) }
+	if !taken(name) {
 		return name
 	}
 	alt := parent.Name + " · " + name
-	for i := 2; st.nameTaken(alt, 0); i++ {
+	for i := 2; taken(alt); i++ {
 		alt = fmt.Sprintf("%s · %s (%d)", parent.Name, name, i)
 	}
 	return alt
@@ -261,7 +263,7 @@ func (h *Hierarchy) AddNode(ctx context.Context, parent, name string, triggers [
 			return store.Node{}, fmt.Errorf("%w: %s already has a node called %q", store.ErrInvalidRequest, p.Path, name)
 		}
 	}
-	name = st.childName(p, name)
+	name = st.childName(p, name, nil)
 	n := store.Node{ParentID: p.ID, Kind: kindAt(st.depth(p) + 1), Name: name, Path: p.Path + "/" + name, Triggers: MergeTriggers(nil, triggers)}
 	got, err := h.hs.PutNodes(ctx, h.coll.Name(), []store.Node{n})
 	if err != nil {

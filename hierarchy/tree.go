@@ -1,9 +1,11 @@
 package hierarchy
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/quarry-rag/quarry/store"
@@ -55,11 +57,9 @@ func (h *Hierarchy) Tree(ctx context.Context) (*TreeNode, error) {
 }
 
 func sortTree(ts []*TreeNode) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && strings.ToLower(ts[j].Name) < strings.ToLower(ts[j-1].Name); j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
+	slices.SortStableFunc(ts, func(a, b *TreeNode) int {
+		return cmp.Or(cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), cmp.Compare(a.ID, b.ID))
+	})
 }
 
 // Prune cuts the tree below depth levels under the root (0 keeps all) and
