@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/quarry-rag/quarry/document"
@@ -84,6 +86,34 @@ func testHierarchy(t *testing.T, s *store.Store) {
 	}
 	if nodes, _ := hs.Nodes(ctx(t), "kb"); len(nodes) != 3 || nodes[2].Folder != "api" {
 		t.Errorf("a refused batch was half applied: %+v", nodes)
+	}
+
+	// Writers racing for one folder: exactly one wins.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins, taken := 0, 0
+	for i := range 4 {
+		wg.Go(func() {
+			_, err := hs.PutNodes(ctx(t), "kb", []store.Node{{ParentID: root.ID, Kind: store.NodeFundamental, Name: fmt.Sprintf("race%d", i), Path: "/Root/race", Folder: "race"}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case errors.Is(err, store.ErrFolderTaken):
+				taken++
+			default:
+				t.Errorf("racing insert: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins != 1 || taken != 3 {
+		t.Errorf("racing inserts: %d won, %d refused", wins, taken)
+	}
+	nodes, _ = hs.Nodes(ctx(t), "kb")
+	if _, err := hs.DeleteNodes(ctx(t), "kb", []int64{nodes[len(nodes)-1].ID}); err != nil {
+		t.Fatal(err)
 	}
 
 	// Attachments: one node per chunk, replaced by doc id, detached by id.
