@@ -42,10 +42,10 @@ type evalConfigReport struct {
 }
 
 type evalGateReport struct {
-	Gate   string `json:"gate"`
-	Config string `json:"config"`
-	Value  float64
-	Pass   bool `json:"pass"`
+	Gate   string  `json:"gate"`
+	Config string  `json:"config"`
+	Value  float64 `json:"value"`
+	Pass   bool    `json:"pass"`
 }
 
 func newEvalCmd(stdio IO) *cobra.Command {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -61,5 +62,85 @@ func TestAskQualityFlags(t *testing.T) {
 				t.Errorf("answer %s", out)
 			}
 		})
+	}
+}
+
+// chatServer is an OpenAI-compatible chat server whose replies depend on
+// the system prompt: Quarry's query rewrite, the judge's three prompts, and
+// answers.
+func chatServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		sys := req.Messages[0].Content
+		reply := "Refunds are paid within five days of the return [1]."
+		switch {
+		case strings.Contains(sys, "best search query"):
+			reply = "refund payment delay after a return"
+		case strings.Contains(sys, "supported by the passages"):
+			reply = `{"score": 0.8, "reason": "mostly supported"}`
+		case strings.Contains(sys, "addresses the question"):
+			reply = `{"score": 1, "reason": "on topic"}`
+		case strings.Contains(sys, "useful for answering"):
+			n := strings.Count(req.Messages[len(req.Messages)-1].Content, "\n[")
+			v := make([]bool, n)
+			if n > 0 {
+				v[n-1] = true
+			}
+			b, _ := json.Marshal(map[string]any{"verdicts": v})
+			reply = string(b)
+		}
+		content, _ := json.Marshal(reply)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":`+string(content)+`},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestAskTransformAndEvalLLMJudge(t *testing.T) {
+	t.Setenv("QUARRY_LLM", "")
+	kb := ingestCorpus(t)
+	model := "openai-compatible:m@" + chatServer(t).URL + "/v1"
+	code, out, errOut := run(t, "", "ask", "How long do refunds take?", "--kb", kb, "--model", model, "--transform", "rewrite", "--json")
+	if code != 0 {
+		t.Fatalf("ask: %d %q %q", code, out, errOut)
+	}
+	var a struct {
+		Answer string `json:"answer"`
+		Query  string `json:"query"`
+	}
+	if err := json.Unmarshal([]byte(out), &a); err != nil || a.Query != "refund payment delay after a return" || !strings.Contains(a.Answer, "five days") {
+		t.Errorf("answer %s", out)
+	}
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{"golden.jsonl": `{"id":"r","question":"How long do refunds take?","reference":"Five days.","sources":["policies/refunds.md"]}`})
+	golden := filepath.Join(dir, "golden.jsonl")
+	code, out, errOut = run(t, "", "eval", "--golden", golden, "--kb", kb, "--model", model, "--judge", "llm", "--judge-model", model,
+		"--gate", "faithfulness>=0.8", "--gate", "contextual_precision>=0.9", "--json")
+	if code != 3 {
+		t.Fatalf("eval: %d %q %q", code, out, errOut)
+	}
+	var rep struct {
+		Judge string `json:"judge"`
+		Runs  []struct {
+			Mean map[string]float64 `json:"mean"`
+		} `json:"runs"`
+		Gates []struct {
+			Pass bool `json:"pass"`
+		} `json:"gates"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || !strings.HasPrefix(rep.Judge, "llm") || len(rep.Gates) != 2 ||
+		!rep.Gates[0].Pass || rep.Gates[1].Pass || rep.Runs[0].Mean["faithfulness"] != 0.8 || rep.Runs[0].Mean["answer_relevancy"] != 1 {
+		t.Errorf("report %v: %s", err, out)
 	}
 }
