@@ -82,10 +82,12 @@ type Pipeline struct {
 	// Threads keeps conversations; nil keeps none, and a request naming a
 	// thread is then an error.
 	Threads store.ThreadStore
-	// Memory is semantic memory: with a collection, every answered turn of
-	// a thread is remembered there, and a request naming Memory threads
-	// recalls their past turns beside the documents. Nil has none.
-	Memory *retrieve.Memory
+	// Memory is semantic memory: a request naming Memory threads recalls
+	// their past turns beside the documents. A memory that is also a
+	// retrieve.Rememberer (retrieve.Memory with a collection) keeps every
+	// answered turn of a thread; retrieve.ThreadMemory reads Threads
+	// instead. Nil has none.
+	Memory retrieve.Recall
 	// TopK is how many passages retrieval returns, DefaultTopK when 0.
 	TopK int
 	// HistoryTurns is how many earlier turns of a thread the model sees,
@@ -561,9 +563,9 @@ func (p *Pipeline) record(ctx context.Context, r *run, a *Answer) error {
 	if err != nil {
 		return fmt.Errorf("ask: record the turn: %w", err)
 	}
-	if p.Memory != nil && p.Memory.Collection != nil {
+	if m, ok := p.Memory.(retrieve.Rememberer); ok {
 		// The answer stands without its memory: a failed write is logged.
-		if err := p.Memory.Remember(ctx, r.req.Thread, r.req.Question, a.Text, now); err != nil {
+		if err := m.Remember(ctx, r.req.Thread, r.req.Question, a.Text, now); err != nil {
 			p.logger().WarnContext(ctx, "rag: semantic memory", "thread", r.req.Thread, "error", err)
 		}
 	}

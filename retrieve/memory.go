@@ -53,8 +53,7 @@ type Memory struct {
 	Embedder   embed.Embedder
 }
 
-// For returns a retriever over the past turns of threads only: the
-// caller passes the threads the asker may read.
+// For implements Recall: a retriever over the past turns of threads only.
 func (m *Memory) For(threads []string) (Retriever, error) {
 	f, err := MemoryFilter(threads)
 	if err != nil {
@@ -67,10 +66,11 @@ func (m *Memory) For(threads []string) (Retriever, error) {
 }
 
 // Remember keeps one exchange of a thread (the question and the answer)
-// as a passage of the thread's memory.
+// as a passage of the thread's memory. Without a collection it keeps
+// nothing: the memory only reads.
 func (m *Memory) Remember(ctx context.Context, thread, question, answer string, at time.Time) error {
 	if m == nil || m.Collection == nil {
-		return errors.New("semantic memory has no collection to write to")
+		return nil
 	}
 	if err := store.CheckThreadID(thread); err != nil {
 		return err

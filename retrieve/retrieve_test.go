@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/memory"
 )
 
 // source is a test retriever: it waits delay (or until its context ends),
@@ -301,5 +303,58 @@ func TestNeighbours(t *testing.T) {
 	plain.Embedding = nil
 	if got, err := (&retrieve.Collection{Collection: coll}).Neighbours(ctx, retrieve.Request{}, &plain, 1); err != nil || len(got) > 2 {
 		t.Errorf("keyword neighbours %v %v", contents(got), err)
+	}
+}
+
+func TestThreadMemory(t *testing.T) {
+	ctx := context.Background()
+	s := store.New(memory.New())
+	defer s.Close()
+	ts, err := s.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1700000000, 0)
+	for th, turns := range map[string][]string{
+		"alice-1": {"my order number is 4411", "Noted: order 4411.", "and my shoe size is 42", "Noted: size 42."},
+		"bob-1":   {"my order number is 9999", "Noted: order 9999."},
+	} {
+		var tt []store.Turn
+		for i, c := range turns {
+			role := "user"
+			if i%2 == 1 {
+				role = "assistant"
+			}
+			tt = append(tt, store.Turn{Role: role, Content: c, Created: now})
+		}
+		if err := ts.AppendTurns(ctx, th, tt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emb, _ := hash.New(hash.Config{})
+	for _, e := range []*hash.Embedder{nil, emb} {
+		m := &retrieve.ThreadMemory{Threads: ts}
+		if e != nil {
+			m.Embedder = e
+		}
+		r, err := m.For([]string{"alice-1", "nobody-7", "alice-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Retrieve(ctx, retrieve.Request{Query: "what was my order number", TopK: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || !strings.Contains(got[0].Content, "4411") || got[0].SourceName != "alice-1" || got[0].SourceType != document.SourceConversation {
+			t.Errorf("embedder %v: recalled %q", e != nil, contents(got))
+		}
+		for _, d := range got {
+			if d.SourceName != "alice-1" {
+				t.Errorf("reached thread %s", d.SourceName)
+			}
+		}
+	}
+	if _, err := (&retrieve.ThreadMemory{Threads: ts}).For([]string{"a", ""}); !errors.Is(err, retrieve.ErrEmptyThread) {
+		t.Errorf("empty id: %v", err)
 	}
 }

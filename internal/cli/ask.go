@@ -21,6 +21,7 @@ import (
 	"github.com/quarry-rag/quarry/llm/ollama"
 	"github.com/quarry-rag/quarry/llm/openai"
 	"github.com/quarry-rag/quarry/rag"
+	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -33,6 +34,7 @@ type askFlags struct {
 	mode    string
 	model   string
 	thread  string
+	memory  []string
 }
 
 func (f *askFlags) register(cmd *cobra.Command) {
@@ -44,6 +46,7 @@ func (f *askFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.mode, "mode", "", "keyword, vector or hybrid (default: search.mode, else hybrid)")
 	cmd.Flags().StringVar(&f.model, "model", "", "chat model as provider:model, overriding the llm setting (see `quarry ask --help`)")
 	cmd.Flags().StringVar(&f.thread, "thread", "", "conversation thread: earlier questions and answers are read in context, and this one is added")
+	cmd.Flags().StringSliceVar(&f.memory, "memory", nil, "semantic memory: also recall the past exchanges of these threads that match the question")
 }
 
 // asker is an open knowledge base ready to answer.
@@ -118,7 +121,10 @@ func buildAsker(ctx context.Context, k *kb, f *askFlags) (*asker, error) {
 	}
 	if ts, err := k.store.Threads(); err == nil {
 		pipe.Threads = ts
-	} else if f.thread != "" {
+		if len(f.memory) > 0 {
+			pipe.Memory = &retrieve.ThreadMemory{Threads: ts, Embedder: k.embedder}
+		}
+	} else if f.thread != "" || len(f.memory) > 0 {
 		return nil, err
 	}
 	return &asker{kb: k, pipe: pipe, filter: fe}, nil
@@ -187,6 +193,7 @@ QUARRY_LLM environment variable or --model:
   openai-compatible:MODEL@BASEURL   any OpenAI-compatible server (vLLM, llama.cpp, LM Studio…)
 
 --thread keeps a conversation: the thread's earlier questions and answers are read in context.
+--memory T1,T2 recalls the past exchanges of those threads that match the question, beside the documents.
 --schema FILE asks for a JSON answer valid against the JSON Schema in FILE (needs a chat model).
 --transform rewrites the retrieval query with the chat model (never the question itself);
 --post reranks, thresholds, diversifies, expands and packs the passages; --web adds a SearXNG
@@ -215,7 +222,7 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 				return err
 			}
 			defer a.Close()
-			req := rag.Request{Question: args[0], Thread: f.thread, Filter: a.filter, Schema: sch}
+			req := rag.Request{Question: args[0], Thread: f.thread, Filter: a.filter, Schema: sch, Memory: f.memory}
 			if sch != nil && a.pipe.Model == nil {
 				return usageErr(fmt.Errorf("--schema: %w: set llm in config.toml, QUARRY_LLM or --model", rag.ErrNeedsModel))
 			}
@@ -339,7 +346,7 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 					fmt.Fprintln(stdio.Out, "commands: /sources, /new, /exit")
 					continue
 				}
-				req := rag.Request{Question: line, Thread: thread, Filter: a.filter}
+				req := rag.Request{Question: line, Thread: thread, Filter: a.filter, Memory: f.memory}
 				for ev, err := range a.pipe.Stream(ctx, req) {
 					if err != nil {
 						return err

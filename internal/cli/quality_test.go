@@ -144,3 +144,20 @@ func TestAskTransformAndEvalLLMJudge(t *testing.T) {
 		t.Errorf("report %v: %s", err, out)
 	}
 }
+
+func TestAskMemory(t *testing.T) {
+	t.Setenv("QUARRY_LLM", "")
+	kb := ingestCorpus(t)
+	for _, q := range []struct{ thread, text string }{{"alice-1", "My order number is 4411, how long do refunds take?"}, {"bob-1", "My order number is 9999, how long is shipping?"}} {
+		if code, out, errOut := run(t, "", "ask", q.text, "--kb", kb, "--thread", q.thread); code != 0 {
+			t.Fatalf("ask: %d %q %q", code, out, errOut)
+		}
+	}
+	code, out, errOut := run(t, "", "ask", "what was my order number", "--kb", kb, "--memory", "alice-1", "--json")
+	if code != 0 {
+		t.Fatalf("ask: %d %q %q", code, out, errOut)
+	}
+	if !strings.Contains(out, "4411") || strings.Contains(out, "9999") {
+		t.Errorf("answer %s", out)
+	}
+}
