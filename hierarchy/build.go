@@ -195,7 +195,10 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 	for _, c := range chunks {
 		stored[c.id] = true
 		target := byFolder[c.folder]
-		file := files[c.src.Name]
+		file := ""
+		if c.src.Type == document.SourceFile {
+			file = files[c.src.Name]
+		}
 		if i, ok := st.byDoc[c.id]; ok {
 			old := st.atts[i]
 			if file == "" {
@@ -209,9 +212,6 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 				perNode[target] = append(perNode[target], c.kws)
 				continue
 			}
-		}
-		if c.src.Type != document.SourceFile {
-			file = ""
 		}
 		atts = append(atts, store.Attachment{DocID: c.id, NodeID: target, Source: c.src, File: file})
 		perNode[target] = append(perNode[target], c.kws)
