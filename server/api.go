@@ -615,6 +615,11 @@ func (s *Server) prepareAsk(ctx context.Context, in *askInput) (*askRun, error) 
 	if s.cfg.Model != nil {
 		pl.Model = &tracedModel{ChatModel: s.cfg.Model, s: s}
 	}
+	if s.cfg.Pipeline != nil {
+		if err := s.cfg.Pipeline(pl); err != nil {
+			return nil, fromLibrary(fmt.Errorf("answer pipeline: %w", err))
+		}
+	}
 	req := rag.Request{Question: in.Body.Question, Filter: f, TopK: s.topK(in.Body.TopK)}
 	if in.Body.Thread != "" {
 		ts, err := s.cfg.Store.Threads()

@@ -34,6 +34,7 @@ import (
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server/ui"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -66,6 +67,10 @@ type Config struct {
 	TopK int
 	// Model writes answers; nil answers extractively.
 	Model llm.ChatModel
+	// Pipeline, when set, completes each answer's pipeline once the server
+	// has set its retriever, model and the caller's scope: query
+	// transforms, post-processors, more sources. An error fails the request.
+	Pipeline func(*rag.Pipeline) error
 	// IngestOptions gives the ingestion settings for a collection
 	// (embedder, loader, chunking); nil turns uploads and ingestion off.
 	IngestOptions func(*store.Collection) ingest.Options

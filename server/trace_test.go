@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server"
 )
 
@@ -69,4 +72,28 @@ func keys(m map[string]sdktrace.ReadOnlySpan) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestPipelineHook checks each answer's pipeline passes through
+// Config.Pipeline, with the caller's scope already set.
+func TestPipelineHook(t *testing.T) {
+	var calls atomic.Int32
+	f := newFixture(t, func(c *server.Config) {
+		c.Pipeline = func(p *rag.Pipeline) error {
+			calls.Add(1)
+			if p.Retriever == nil || p.Scope == nil {
+				return errors.New("the pipeline has no retriever or scope")
+			}
+			return nil
+		}
+	})
+	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
+	acme := mustKey(t, f.keys, server.KeySpec{Permission: server.PermRead, Filter: "tenant = 'acme'"})
+	f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema})
+	f.do(t, "POST", "/v1/collections/kb/documents", admin, map[string]any{"documents": []map[string]any{{"text": "Refunds take fourteen days.", "metadata": map[string]any{"tenant": "acme"}}}})
+	expect(t, "ask", f.do(t, "POST", "/v1/collections/kb/ask", acme, map[string]any{"question": "How long do refunds take?"}), 200, "")
+	expect(t, "ask unscoped", f.do(t, "POST", "/v1/collections/kb/ask", admin, map[string]any{"question": "How long do refunds take?"}), 500, server.CodeInternal)
+	if calls.Load() != 2 {
+		t.Fatalf("hook called %d times", calls.Load())
+	}
 }

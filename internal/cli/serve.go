@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -31,6 +32,7 @@ func newServeCmd(stdio IO) *cobra.Command {
 		timeout   time.Duration
 		rate      float64
 		verbose   bool
+		quality   qualityFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -73,6 +75,11 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			// The quality flags are checked once here, then applied to
+			// each answer's pipeline.
+			if err := quality.apply(&rag.Pipeline{Model: chat}, k.embedder); err != nil {
+				return err
+			}
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
@@ -84,6 +91,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				MaxUploadBytes: maxUpload, RequestTimeout: timeout, CORSOrigins: origins, Logger: logger,
 				IngestOptions: func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
 				UploadDir:     filepath.Join(k.dir, "cache", "uploads"),
+				Pipeline:      func(p *rag.Pipeline) error { return quality.apply(p, k.embedder) },
 			}
 			k.ingestOptions(nil) // creates the loader now, so requests only read it
 			if server.OTLPConfigured() {
@@ -112,6 +120,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 		},
 	}
 	f.register(cmd)
+	quality.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port); without keys, loopback only")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the ingest endpoint may read (repeatable; default: none, uploads only)")
 	cmd.Flags().StringVar(&model, "model", "", "chat model for answers as provider:model, overriding the llm setting (default: extractive answers)")
