@@ -250,6 +250,7 @@ func (s *Server) register() {
 	dt := op("delete-thread", http.MethodDelete, "/v1/threads/{thread}", "Delete a conversation thread", "threads")
 	dt.DefaultStatus = http.StatusNoContent
 	huma.Register(s.api, dt, s.deleteThread)
+	s.registerHierarchy()
 }
 
 // useErrorSchema documents Error as the body of every error response.

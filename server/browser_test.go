@@ -12,6 +12,12 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/server"
+	"github.com/quarry-rag/quarry/store"
 )
 
 // chromium finds a Chromium or Chrome binary; "" when there is none.
@@ -36,7 +42,23 @@ func TestBrowserUI(t *testing.T) {
 	if bin == "" {
 		t.Skip("no chromium binary found (looked for chromium, chromium-browser, google-chrome, headless-shell; or set QUARRY_CHROMIUM): install it with `apt-get install chromium` to run the browser test")
 	}
-	f := newFixture(t)
+	// Ingestion brings the knowledge hierarchy up to date, as the command
+	// line's does.
+	f := newFixture(t, func(c *server.Config) {
+		next := c.IngestOptions
+		c.IngestOptions = func(coll *store.Collection) ingest.Options {
+			opt := next(coll)
+			opt.Finish = func(ctx context.Context, _ []load.Entry, _ *ingest.Report) error {
+				h, err := hierarchy.Open(coll)
+				if err != nil {
+					return err
+				}
+				_, err = h.Build(ctx, nil)
+				return err
+			}
+			return opt
+		}
+	})
 	doc := filepath.Join(t.TempDir(), "handbook.md")
 	write(t, doc, "# Handbook\n\n## Refunds\n\nRefunds are paid within fourteen days of the return reaching our warehouse.\n\n"+
 		"## Shipping\n\nParcels leave the Rotterdam warehouse every weekday before noon.\n")
@@ -130,6 +152,13 @@ func TestBrowserUI(t *testing.T) {
 	meta := text("open citation", "#passage-meta")
 	passage := text("open citation", "#passage-text")
 
+	do("hierarchy", chromedp.Click(css("#passage-close")),
+		chromedp.Click(css("#tab-hierarchy")),
+		chromedp.WaitVisible(css("#tree .node")),
+		chromedp.WaitVisible(css("#health-summary")))
+	tree := text("hierarchy", "#tree")
+	health := text("hierarchy", "#health-summary")
+
 	if !strings.Contains(jobState, "done: 1/1 files") {
 		t.Errorf("job state %q", jobState)
 	}
@@ -142,6 +171,11 @@ func TestBrowserUI(t *testing.T) {
 	if !strings.Contains(meta, "Heading: Handbook › Refunds") || !strings.Contains(passage, "fourteen days") {
 		t.Errorf("opened citation: %q / %q", meta, passage)
 	}
+	if !strings.Contains(tree, "Root") || !strings.Contains(tree, "passages") || !strings.Contains(health, "nodes") {
+		t.Errorf("hierarchy tab: %q / %q", tree, health)
+	}
+	// The screenshot shows the answer with its citation opened.
+	do("reopen citation", chromedp.Click(css("#tab-chat")), chromedp.Click(css(".msg.answer .chip")), chromedp.WaitVisible(css("#passage")))
 	if dir := os.Getenv("QUARRY_ARTIFACTS"); dir != "" {
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {

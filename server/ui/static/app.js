@@ -66,7 +66,66 @@ for (const tab of document.querySelectorAll(".tab")) {
   tab.addEventListener("click", () => {
     for (const t of document.querySelectorAll(".tab")) t.classList.toggle("active", t === tab);
     for (const p of document.querySelectorAll(".panel")) p.classList.toggle("active", p.id === tab.dataset.panel);
+    if (tab.dataset.panel === "hierarchy") loadHierarchy();
   });
+}
+
+// The knowledge hierarchy: the tree with passage counts and triggers, and
+// the health audit.
+function treeList(node) {
+  const li = document.createElement("li");
+  const name = document.createElement("span");
+  name.className = "node";
+  name.textContent = node.name + " ";
+  const count = document.createElement("span");
+  count.className = "count";
+  count.textContent = `${node.total} passages`;
+  li.append(name, count);
+  if (node.triggers && node.triggers.length) {
+    const tr = document.createElement("div");
+    tr.className = "triggers";
+    tr.textContent = "triggers: " + node.triggers.join(", ");
+    li.append(tr);
+  }
+  if (node.children && node.children.length) {
+    const ul = document.createElement("ul");
+    for (const c of node.children) ul.append(treeList(c));
+    li.append(ul);
+  }
+  return li;
+}
+
+async function loadHierarchy() {
+  const tree = $("#tree"), health = $("#health");
+  tree.replaceChildren();
+  health.replaceChildren();
+  const c = encodeURIComponent(collection());
+  try {
+    const t = await api("GET", `/v1/collections/${c}/tree`);
+    if (!t.root) {
+      tree.textContent = "No hierarchy yet: ingest a folder.";
+    } else {
+      const ul = document.createElement("ul");
+      ul.append(treeList(t.root));
+      tree.append(ul);
+    }
+    const h = (await api("GET", `/v1/collections/${c}/health`)).report;
+    const head = document.createElement("p");
+    head.id = "health-summary";
+    head.textContent = `${h.ok ? "OK" : "Needs attention"} · ${h.nodes} nodes · ${h.chunks} chunks · ${h.links} links · ${h.serious} serious · ${h.warnings} warnings`;
+    health.append(head);
+    for (const f of h.findings || []) {
+      const d = document.createElement("div");
+      d.className = "finding " + f.severity;
+      d.textContent = `${f.check} (${f.severity}, ${f.count}): ${f.advice}` + (f.items && f.items.length ? " — " + f.items.slice(0, 5).join(", ") : "");
+      health.append(d);
+    }
+  } catch (e) {
+    const p = document.createElement("p");
+    p.className = "error";
+    p.textContent = e.message;
+    tree.append(p);
+  }
 }
 
 // Status and collections.

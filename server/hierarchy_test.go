@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/server"
+)
+
+func TestHierarchyEndpoints(t *testing.T) {
+	f := newFixture(t)
+	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
+	acme := mustKey(t, f.keys, server.KeySpec{Permission: server.PermRead, Filter: "tenant = 'acme'"})
+	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema}), 201, "")
+	r := f.do(t, "GET", "/v1/collections/kb/tree", admin, nil)
+	expect(t, "empty tree", r, 200, "")
+	if r.body["root"] != nil {
+		t.Fatalf("empty tree: %s", r.raw)
+	}
+	ctx := context.Background()
+	c, err := f.store.Collection(ctx, "kb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hierarchy.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.AddNode(ctx, "", "billing", []string{"invoice"}); err != nil {
+		t.Fatal(err)
+	}
+	r = f.do(t, "GET", "/v1/collections/kb/tree", admin, nil)
+	expect(t, "tree", r, 200, "")
+	root, _ := r.body["root"].(map[string]any)
+	kids, _ := root["children"].([]any)
+	if len(kids) != 1 || kids[0].(map[string]any)["name"] != "billing" {
+		t.Fatalf("tree: %s", r.raw)
+	}
+	r = f.do(t, "GET", "/v1/collections/kb/health", admin, nil)
+	expect(t, "health", r, 200, "")
+	if rep, _ := r.body["report"].(map[string]any); rep == nil || rep["nodes"].(float64) != 2 {
+		t.Fatalf("health: %s", r.raw)
+	}
+	expect(t, "tree for a scoped key", f.do(t, "GET", "/v1/collections/kb/tree", acme, nil), 403, server.CodeForbidden)
+	expect(t, "health for a scoped key", f.do(t, "GET", "/v1/collections/kb/health", acme, nil), 403, server.CodeForbidden)
+	expect(t, "tree of nothing", f.do(t, "GET", "/v1/collections/nope/tree", admin, nil), 404, server.CodeNotFound)
+}
