@@ -234,6 +234,7 @@ func (s *Server) register() {
 	up := op("upload-files", http.MethodPost, "/v1/collections/{collection}/uploads", "Upload files to ingest as a job", "documents")
 	up.DefaultStatus = http.StatusAccepted
 	up.MaxBodyBytes = s.cfg.MaxUploadBytes
+	up.BodyReadTimeout = s.cfg.RequestTimeout // a large file on a slow link
 	huma.Register(s.api, up, s.upload)
 	ing := op("ingest-paths", http.MethodPost, "/v1/collections/{collection}/ingest", "Ingest folders from the server's ingest roots as a job", "documents")
 	ing.DefaultStatus = http.StatusAccepted
@@ -264,7 +265,7 @@ func useErrorSchema(api huma.API) {
 			}
 			for code, resp := range op.Responses {
 				if code == "default" || strings.HasPrefix(code, "4") || strings.HasPrefix(code, "5") {
-					resp.Content = map[string]*huma.MediaType{"application/json": {Schema: errSchema}}
+					resp.Content = map[string]*huma.MediaType{problemJSON: {Schema: errSchema}}
 				}
 			}
 		}

@@ -36,8 +36,9 @@ const (
 	CodeMethod          = "method_not_allowed" // the path exists, the method does not
 )
 
-// Error is the body of every error response: a stable code, the HTTP
-// status, a short title and a detail that says what to change.
+// Error is the body of every error response, as RFC 9457 problem details
+// (application/problem+json): a stable code, the HTTP status, a short
+// title and a detail that says what to change.
 type Error struct {
 	Code   string              `json:"code" doc:"Stable error code: invalid_request, invalid_filter, unauthorized, forbidden, out_of_scope, not_found, conflict, too_large, unsupported_type, rate_limited, timeout, unavailable, needs_model, internal_error"`
 	Status int                 `json:"status" doc:"HTTP status code"`
@@ -48,6 +49,18 @@ type Error struct {
 
 func (e *Error) Error() string  { return e.Detail }
 func (e *Error) GetStatus() int { return e.Status }
+
+// problemJSON is the media type of error bodies: RFC 9457 problem
+// details, with code as an extension member.
+const problemJSON = "application/problem+json"
+
+// ContentType makes errors problem details, as huma's own are.
+func (e *Error) ContentType(ct string) string {
+	if ct == "application/json" {
+		return problemJSON
+	}
+	return ct
+}
 
 // apiError builds an Error.
 func apiError(status int, code, detail string) *Error {

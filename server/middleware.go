@@ -75,7 +75,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // writeError writes an Error as JSON, outside huma.
 func writeError(w http.ResponseWriter, e *Error) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", problemJSON)
 	w.WriteHeader(e.Status)
 	_ = json.NewEncoder(w).Encode(e)
 }
