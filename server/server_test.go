@@ -501,6 +501,10 @@ func TestScopedKey(t *testing.T) {
 	if rs := results(g); len(rs) != 1 {
 		t.Fatalf("the upload touched globex's source: %s", g.raw)
 	}
+	// A key's threads are its own.
+	expect(t, "ask in a thread", f.do(t, "POST", "/v1/collections/kb/ask", acme, map[string]any{"question": "What is the discount?", "thread": "t1"}), 200, "")
+	expect(t, "own thread", f.do(t, "GET", "/v1/threads/t1", acme, nil), 200, "")
+	expect(t, "another key's thread", f.do(t, "GET", "/v1/threads/t1", admin, nil), 404, server.CodeNotFound)
 	// Jobs and status show only what the key reaches.
 	expect(t, "list jobs", f.do(t, "GET", "/v1/jobs", acme, nil), 403, server.CodeForbidden)
 	expect(t, "ingest paths", f.do(t, "POST", "/v1/collections/kb/ingest", acme, map[string]any{"paths": []string{"docs"}}), 403, server.CodeForbidden)
@@ -543,6 +547,9 @@ func TestPermissions(t *testing.T) {
 	}
 	r := f.upload(t, "kb", reader, map[string]string{"a.md": "text"}, "")
 	expect(t, "read: upload", r, 403, server.CodeForbidden)
+	req, _ := http.NewRequest("GET", f.url+"/v1/status", nil)
+	req.Header.Set("X-API-Key", reader)
+	expect(t, "X-API-Key", send(t, req), 200, "")
 	// A revoked key is refused once the server sees the file change.
 	keys, _ := f.keys.List()
 	for _, k := range keys {
@@ -603,6 +610,33 @@ func TestRateLimit(t *testing.T) {
 	if limited.header.Get("Retry-After") == "" {
 		t.Error("429 without Retry-After")
 	}
+}
+
+func TestPreflight(t *testing.T) {
+	f := newFixture(t, func(c *server.Config) { c.CORSOrigins = []string{"https://app.example"} })
+	for _, tc := range []struct {
+		origin string
+		status int
+		acao   string
+	}{
+		{"https://app.example", 204, "https://app.example"},
+		{"https://evil.example", 405, ""},
+	} {
+		req, _ := http.NewRequest("OPTIONS", f.url+"/v1/collections/kb/search", nil)
+		req.Header.Set("Origin", tc.origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		r := send(t, req)
+		if r.status != tc.status || r.header.Get("Access-Control-Allow-Origin") != tc.acao {
+			t.Errorf("preflight from %s: %d, ACAO %q", tc.origin, r.status, r.header.Get("Access-Control-Allow-Origin"))
+		}
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	f := newFixture(t)
+	expect(t, "ready", f.do(t, "GET", "/readyz", "", nil), 200, "")
+	f.store.Close()
+	expect(t, "store closed", f.do(t, "GET", "/readyz", "", nil), 503, "")
 }
 
 func TestCrossOrigin(t *testing.T) {
