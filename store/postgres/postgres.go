@@ -165,7 +165,13 @@ func (b *Backend) checkSchema(ctx context.Context) error {
 	case n < SchemaVersion:
 		return fmt.Errorf("postgres: the store has schema version %d, older than this Quarry's %d: migrate it with `quarry migrate --from OLD --to NEW` into a new schema", n, SchemaVersion)
 	}
-	rows, err := b.db.Query(ctx, `SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a
+	return checkColumns(ctx, b.db)
+}
+
+// checkColumns compares quarry_documents' columns, when the table exists,
+// with the ones Quarry creates.
+func checkColumns(ctx context.Context, db conn) error {
+	rows, err := db.Query(ctx, `SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a
 		WHERE a.attrelid = to_regclass('quarry_documents') AND a.attnum > 0 AND NOT a.attisdropped`)
 	if err != nil {
 		return fmt.Errorf("postgres: inspect quarry_documents: %w", err)
@@ -174,6 +180,9 @@ func (b *Backend) checkSchema(ctx context.Context) error {
 	var name, typ string
 	if _, err := pgx.ForEachRow(rows, []any{&name, &typ}, func() error { got[name] = typ; return nil }); err != nil {
 		return fmt.Errorf("postgres: inspect quarry_documents: %w", err)
+	}
+	if len(got) == 0 {
+		return nil // not created yet
 	}
 	cols := make([]string, 0, len(documentColumns))
 	for c := range documentColumns {
@@ -278,6 +287,11 @@ func (b *Backend) Setup(ctx context.Context) error {
 	return pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7412031)`); err != nil {
 			return fmt.Errorf("postgres setup: %w", err)
+		}
+		// A table of Quarry's name that is someone else's is named as such,
+		// not reported as whichever statement below trips over it.
+		if err := checkColumns(ctx, tx); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, setupSQL+hierarchySQL); err != nil {
 			return fmt.Errorf("postgres setup (needs a role that may create the vector extension and tables): %w", err)
