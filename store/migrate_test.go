@@ -51,14 +51,35 @@ func TestCopyCollection(t *testing.T) {
 	}
 	dst := store.New(memory.New())
 	defer dst.Close()
-	for range 2 { // a second run is a no-op, not a duplicate
-		rep, err := store.CopyCollection(ctx, c, dst)
-		if err != nil {
-			t.Fatal(err)
+	// Interrupted after some sources: the run that follows skips them.
+	cancelAt := 10
+	cctx, cancel := context.WithCancel(ctx)
+	_, err = store.CopyCollection(cctx, c, dst, store.CopyOptions{Progress: func(p store.CopyProgress) {
+		if cancelAt--; cancelAt == 0 {
+			cancel()
 		}
-		if rep.Sources != 30 || rep.Documents != 44 {
-			t.Errorf("report %+v", rep)
-		}
+	}})
+	cancel()
+	if err == nil {
+		t.Fatal("a cancelled copy reported success")
+	}
+	var last store.CopyProgress
+	rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{Progress: func(p store.CopyProgress) { last = p }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Skipped == 0 || rep.Sources+rep.Skipped != 30 || rep.Documents >= 44 {
+		t.Errorf("resumed copy %+v: want some of the 30 sources skipped", rep)
+	}
+	if last.Done != 44 || last.Total != 44 {
+		t.Errorf("last progress %+v, want 44 of 44", last)
+	}
+	rep, err = store.CopyCollection(ctx, c, dst, store.CopyOptions{}) // a third run writes only the untracked document
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Skipped != 30 || rep.Sources != 0 || rep.Documents != 1 {
+		t.Errorf("repeated copy %+v", rep)
 	}
 	d, _ := dst.Collection(ctx, "docs")
 	srcStates, _ := c.Sources(ctx)
@@ -82,7 +103,7 @@ func TestCopyCollection(t *testing.T) {
 	if _, err := other.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Model: storetest.Model(3)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.CopyCollection(ctx, c, other); err == nil {
+	if _, err := store.CopyCollection(ctx, c, other, store.CopyOptions{}); err == nil {
 		t.Error("copied into a collection with another model")
 	}
 }

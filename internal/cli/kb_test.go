@@ -171,9 +171,13 @@ func TestMigrate(t *testing.T) {
 		t.Fatal("ingest")
 	}
 	target := filepath.Join(t.TempDir(), "kb2")
-	code, out, errOut := run(t, "", "migrate", "--kb", kb, "--to", "embedded:"+target, "--all")
-	if code != 0 || !strings.Contains(out, "default: 2 documents, 2 sources copied") {
+	code, out, errOut := run(t, "", "migrate", "--from", kb, "--to", "embedded:"+target, "--all")
+	if code != 0 || !strings.Contains(out, "default: 2 documents, 2 sources copied, 0 sources already there") || !strings.Contains(errOut, "default: 2/2 documents") {
 		t.Fatalf("migrate: %d %q %q", code, out, errOut)
+	}
+	code, out, errOut = run(t, "", "migrate", "--kb", kb, "--to", "embedded:"+target, "--all")
+	if code != 0 || !strings.Contains(out, "default: 0 documents, 0 sources copied, 2 sources already there") {
+		t.Fatalf("migrate again: %d %q %q", code, out, errOut)
 	}
 	// The copy is a working knowledge base: search it, and re-ingesting
 	// into it skips the unchanged files.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,23 +14,33 @@ import (
 func newMigrateCmd(stdio IO) *cobra.Command {
 	var (
 		f      kbFlags
+		from   string
 		to     string
 		all    bool
 		asJSON bool
 	)
 	cmd := &cobra.Command{
-		Use:   "migrate --to URL",
+		Use:   "migrate [--from DIR|URL] --to URL",
 		Short: "Copy collections to another store (embedded → PostgreSQL, and back)",
 		Long: `Copy the knowledge base's collections — configuration, documents, vectors and the
 hashes that let ingestion skip unchanged files — into another store, then check the
-counts. Running it again is safe. Afterwards point the knowledge base at the new store
-with store = "URL" in config.toml.`,
-		Example: `  quarry migrate --to postgres://quarry@db.internal/quarry
+counts. Nothing is embedded again. Running it again is safe, and an interrupted run
+resumes: sources the target already holds with the same hash are skipped. Progress goes
+to stderr. Afterwards point the knowledge base at the new store with store = "URL" in
+config.toml.`,
+		Example: `  quarry migrate --from .quarry --to postgres://quarry@db.internal/quarry --all
   quarry migrate --to embedded:/srv/kb --collection handbook`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" {
 				return usageErr(errors.New("migrate: --to URL is required"))
+			}
+			if from != "" {
+				if strings.Contains(from, ":") {
+					f.store = from
+				} else {
+					f.kb = from
+				}
 			}
 			ctx := cmd.Context()
 			k, err := openKB(ctx, &f, false)
@@ -59,13 +70,13 @@ with store = "URL" in config.toml.`,
 				if err != nil {
 					return err
 				}
-				rep, err := store.CopyCollection(ctx, c, dst)
+				rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{Progress: migrateProgress(stdio, asJSON)})
 				if err != nil {
 					return err
 				}
 				reps = append(reps, rep)
 				if !asJSON {
-					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied\n", rep.Collection, rep.Documents, rep.Sources)
+					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied, %d sources already there\n", rep.Collection, rep.Documents, rep.Sources, rep.Skipped)
 				}
 			}
 			if asJSON {
@@ -75,8 +86,30 @@ with store = "URL" in config.toml.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().StringVar(&from, "from", "", "source: a knowledge base directory or a store URL (default: this knowledge base)")
 	cmd.Flags().StringVar(&to, "to", "", "target store URL (postgres://…, embedded:DIR)")
 	cmd.Flags().BoolVar(&all, "all", false, "copy every collection, not only the configured one")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// migrateProgress reports a copy on stderr at most once per 5 % (and at the
+// end): JSON lines with --json, plain lines otherwise.
+func migrateProgress(stdio IO, asJSON bool) func(store.CopyProgress) {
+	last := -1
+	return func(p store.CopyProgress) {
+		step := 0
+		if p.Total > 0 {
+			step = p.Done * 20 / p.Total
+		}
+		if step == last && p.Done != p.Total {
+			return
+		}
+		last = step
+		if asJSON {
+			json.NewEncoder(stdio.Err).Encode(map[string]any{"event": "progress", "collection": p.Collection, "done": p.Done, "total": p.Total}) //nolint:errcheck // progress is best effort
+			return
+		}
+		fmt.Fprintf(stdio.Err, "%s: %d/%d documents\n", p.Collection, p.Done, p.Total)
+	}
 }

@@ -185,7 +185,7 @@ func TestCopyFromEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	rep, err := store.CopyCollection(ctx, c, dst)
+	rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{})
 	if err != nil || rep.Documents != 50 {
 		t.Fatalf("copy: %+v %v", rep, err)
 	}
