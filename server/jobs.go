@@ -347,9 +347,11 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 	case <-ctx.Done():
 		return JobStarted{}, fromLibrary(ctx.Err())
 	}
-	s.mu.Lock()
-	s.jobOwner[out.JobID] = p.keyID()
-	s.mu.Unlock()
+	if p.scope != nil { // only keys with a filter are limited to their own jobs
+		s.mu.Lock()
+		s.jobOwner[out.JobID] = p.keyID()
+		s.mu.Unlock()
+	}
 	return out, nil
 }
 

@@ -122,7 +122,7 @@ type Server struct {
 	mu        sync.Mutex // guards closed, jobOwner and the wg.Add that must not race Close
 	closed    bool
 	jobs      sync.WaitGroup
-	jobOwner  map[string]string // job id → key id, for jobs this server started
+	jobOwner  map[string]string // job id → key id, for jobs keys with a filter started here
 }
 
 // New checks cfg and builds the server's routes.
