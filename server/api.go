@@ -287,6 +287,11 @@ func (s *Server) authorize(ctx context.Context, perm Permission, collection stri
 	return p, nil
 }
 
+// errScoped refuses what would reach past a key's filter.
+func errScoped(what string) *Error {
+	return apiError(http.StatusForbidden, CodeForbidden, what+" reaches every document, so it is not open to a key with a filter")
+}
+
 // collection opens a collection the caller may use, built with the
 // server's embedder; with create, a missing one is created.
 func (s *Server) collection(ctx context.Context, p *principal, name string, create bool) (*store.Collection, error) {
@@ -426,8 +431,12 @@ func (s *Server) createCollection(ctx context.Context, in *body[NewCollection]) 
 }
 
 func (s *Server) deleteCollection(ctx context.Context, in *CollectionPath) (*struct{}, error) {
-	if _, err := s.authorize(ctx, PermAdmin, in.Collection); err != nil {
+	p, err := s.authorize(ctx, PermAdmin, in.Collection)
+	if err != nil {
 		return nil, err
+	}
+	if p.scope != nil {
+		return nil, errScoped("dropping a collection")
 	}
 	if _, err := s.cfg.Store.Collection(ctx, in.Collection); err != nil {
 		return nil, fromLibrary(err)

@@ -38,7 +38,7 @@ func (s *Server) hierarchyOf(ctx context.Context, coll string) (*hierarchy.Hiera
 		return nil, err
 	}
 	if p.scope != nil {
-		return nil, apiError(http.StatusForbidden, CodeForbidden, "the knowledge hierarchy spans every document of a collection, so it is not open to a key with a filter")
+		return nil, errScoped("the knowledge hierarchy")
 	}
 	c, err := s.collection(ctx, p, coll, false)
 	if err != nil {

@@ -235,7 +235,7 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 		return nil, apiError(http.StatusForbidden, CodeForbidden, "ingestion from server folders is off: start the server with --root")
 	}
 	if p.scope != nil {
-		return nil, apiError(http.StatusForbidden, CodeForbidden, "ingestion from server folders is not open to a key with a scope: upload files instead")
+		return nil, errScoped("ingesting server folders (upload files instead)")
 	}
 	paths := make([]string, len(in.Body.Paths))
 	for i, path := range in.Body.Paths {
@@ -444,8 +444,12 @@ type listJobsInput struct {
 }
 
 func (s *Server) listJobs(ctx context.Context, in *listJobsInput) (*body[JobList], error) {
-	if _, err := s.authorize(ctx, PermAdmin, ""); err != nil {
+	p, err := s.authorize(ctx, PermAdmin, "")
+	if err != nil {
 		return nil, err
+	}
+	if p.scope != nil {
+		return nil, errScoped("listing every job")
 	}
 	js, err := s.cfg.Store.Jobs()
 	if err != nil {

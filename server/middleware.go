@@ -118,8 +118,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				writeError(w, e)
 				return
 			}
-			if r.URL.Path == "/metrics" && !p.perm.Allows(PermAdmin) {
-				writeError(w, apiError(http.StatusForbidden, CodeForbidden, "metrics need an admin key"))
+			if r.URL.Path == "/metrics" && (!p.perm.Allows(PermAdmin) || p.scope != nil) {
+				writeError(w, apiError(http.StatusForbidden, CodeForbidden, "metrics need an admin key without a filter"))
 				return
 			}
 			if e := s.limit(p); e != nil {

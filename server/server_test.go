@@ -505,6 +505,12 @@ func TestScopedKey(t *testing.T) {
 	expect(t, "ask in a thread", f.do(t, "POST", "/v1/collections/kb/ask", acme, map[string]any{"question": "What is the discount?", "thread": "t1"}), 200, "")
 	expect(t, "own thread", f.do(t, "GET", "/v1/threads/t1", acme, nil), 200, "")
 	expect(t, "another key's thread", f.do(t, "GET", "/v1/threads/t1", admin, nil), 404, server.CodeNotFound)
+	// A filter holds an admin key too: nothing that reaches every document.
+	scopedAdmin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin, Filter: "tenant = 'acme'"})
+	expect(t, "scoped admin: drop", f.do(t, "DELETE", "/v1/collections/kb", scopedAdmin, nil), 403, server.CodeForbidden)
+	expect(t, "scoped admin: jobs", f.do(t, "GET", "/v1/jobs", scopedAdmin, nil), 403, server.CodeForbidden)
+	expect(t, "scoped admin: metrics", f.do(t, "GET", "/metrics", scopedAdmin, nil), 403, server.CodeForbidden)
+	expect(t, "scoped admin: ingest", f.do(t, "POST", "/v1/collections/kb/ingest", scopedAdmin, map[string]any{"paths": []string{"docs"}}), 403, server.CodeForbidden)
 	// Jobs and status show only what the key reaches.
 	expect(t, "list jobs", f.do(t, "GET", "/v1/jobs", acme, nil), 403, server.CodeForbidden)
 	expect(t, "ingest paths", f.do(t, "POST", "/v1/collections/kb/ingest", acme, map[string]any{"paths": []string{"docs"}}), 403, server.CodeForbidden)
