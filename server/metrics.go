@@ -25,15 +25,17 @@ type metrics struct {
 
 // latencyBuckets span a cached keyword search (tens of µs) to a slow
 // answer from a chat model (a minute).
-var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+func latencyBuckets() []float64 {
+	return []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+}
 
 func newMetrics(st *store.Store) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "quarry_http_request_duration_seconds",
-			Help: "HTTP request latency by route, method and status.", Buckets: latencyBuckets}, []string{"route", "method", "status"}),
+			Help: "HTTP request latency by route, method and status.", Buckets: latencyBuckets()}, []string{"route", "method", "status"}),
 		stages: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "quarry_stage_duration_seconds",
-			Help: "Latency of pipeline stages: embed, search, retrieve, generate.", Buckets: latencyBuckets}, []string{"stage"}),
+			Help: "Latency of pipeline stages: embed, search, retrieve, generate.", Buckets: latencyBuckets()}, []string{"stage"}),
 		files: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "quarry_ingest_files_total",
 			Help: "Files handled by ingestion jobs, by outcome."}, []string{"outcome"}),
 		chunks: prometheus.NewCounter(prometheus.CounterOpts{Name: "quarry_ingest_chunks_total",
@@ -41,7 +43,7 @@ func newMetrics(st *store.Store) *metrics {
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "quarry_ingest_jobs_total",
 			Help: "Ingestion jobs finished, by state."}, []string{"state"}),
 	}
-	m.reg.MustRegister(m.requests, m.stages, m.files, m.chunks, m.jobs, &sizeCollector{st: st},
+	m.reg.MustRegister(m.requests, m.stages, m.files, m.chunks, m.jobs, newSizeCollector(st),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -59,18 +61,24 @@ func (m *metrics) observeStage(stage string, d time.Duration) {
 }
 
 // sizeCollector reports each collection's document count when scraped.
-type sizeCollector struct{ st *store.Store }
+type sizeCollector struct {
+	st   *store.Store
+	desc *prometheus.Desc
+}
 
-var docsDesc = prometheus.NewDesc("quarry_collection_documents", "Documents (chunks) stored per collection.", []string{"collection"}, nil)
+func newSizeCollector(st *store.Store) *sizeCollector {
+	return &sizeCollector{st: st, desc: prometheus.NewDesc("quarry_collection_documents",
+		"Documents (chunks) stored per collection.", []string{"collection"}, nil)}
+}
 
-func (c *sizeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- docsDesc }
+func (c *sizeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 func (c *sizeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cfgs, err := c.st.Collections(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(docsDesc, err)
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
 	for _, cc := range cfgs {
@@ -80,9 +88,9 @@ func (c *sizeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		n, err := coll.Count(ctx, nil)
 		if err != nil {
-			ch <- prometheus.NewInvalidMetric(docsDesc, err)
+			ch <- prometheus.NewInvalidMetric(c.desc, err)
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(docsDesc, prometheus.GaugeValue, float64(n), cc.Name)
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), cc.Name)
 	}
 }
