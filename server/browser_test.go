@@ -158,6 +158,7 @@ func TestBrowserUI(t *testing.T) {
 		chromedp.WaitVisible(css("#health-summary")))
 	tree := text("hierarchy", "#tree")
 	health := text("hierarchy", "#health-summary")
+	screenshot(t, ctx, "ui-hierarchy.png")
 
 	if !strings.Contains(jobState, "done: 1/1 files") {
 		t.Errorf("job state %q", jobState)
@@ -176,23 +177,31 @@ func TestBrowserUI(t *testing.T) {
 	}
 	// The screenshot shows the answer with its citation opened.
 	do("reopen citation", chromedp.Click(css("#tab-chat")), chromedp.Click(css(".msg.answer .chip")), chromedp.WaitVisible(css("#passage")))
-	if dir := os.Getenv("QUARRY_ARTIFACTS"); dir != "" {
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot: %v", err)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(dir, "ui-citation.png")
-		if err := os.WriteFile(out, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", out)
-	}
+	screenshot(t, ctx, "ui-citation.png")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(exceptions) > 0 {
 		t.Errorf("the page threw: %v", exceptions)
 	}
+}
+
+// screenshot writes the page to $QUARRY_ARTIFACTS/name when it is set.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("QUARRY_ARTIFACTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	if err := os.WriteFile(out, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", out)
 }
