@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/sse"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
@@ -241,11 +241,11 @@ func (s *Server) register() {
 	huma.Register(s.api, ing, s.ingestPaths)
 	huma.Register(s.api, op("search", http.MethodPost, "/v1/collections/{collection}/search", "Search passages", "search"), s.search)
 	huma.Register(s.api, op("ask", http.MethodPost, "/v1/collections/{collection}/ask", "Answer a question with citations", "ask"), s.ask)
-	sse.Register(s.api, op("ask-stream", http.MethodPost, "/v1/collections/{collection}/ask/stream", "Answer a question as server-sent events", "ask"),
+	registerStream(s, op("ask-stream", http.MethodPost, "/v1/collections/{collection}/ask/stream", "Answer a question as server-sent events", "ask"),
 		map[string]any{"text": TextEvent{}, "citation": Passage{}, "answer": AskResult{}, "error": Error{}}, s.askStream)
 	huma.Register(s.api, op("list-jobs", http.MethodGet, "/v1/jobs", "List recent ingestion jobs", "jobs"), s.listJobs)
 	huma.Register(s.api, op("get-job", http.MethodGet, "/v1/jobs/{id}", "An ingestion job's state and progress", "jobs"), s.getJob)
-	sse.Register(s.api, op("job-events", http.MethodGet, "/v1/jobs/{id}/events", "Follow a job's progress as server-sent events", "jobs"),
+	registerStream(s, op("job-events", http.MethodGet, "/v1/jobs/{id}/events", "Follow a job's progress as server-sent events", "jobs"),
 		map[string]any{"progress": Job{}, "error": Error{}}, s.jobEvents)
 	huma.Register(s.api, op("get-thread", http.MethodGet, "/v1/threads/{thread}", "A conversation thread's turns", "threads"), s.getThread)
 	dt := op("delete-thread", http.MethodDelete, "/v1/threads/{thread}", "Delete a conversation thread", "threads")
@@ -677,32 +677,34 @@ func (s *Server) ask(ctx context.Context, in *askInput) (*body[AskResult], error
 	return &body[AskResult]{Body: askResult(a, in.Body.Thread)}, nil
 }
 
-func (s *Server) askStream(ctx context.Context, in *askInput, send sse.Sender) {
+// askStream checks the request before the stream opens; then the answer
+// streams as text events, a citation event per cited passage and the
+// answer, or an error event if generation fails midway.
+func (s *Server) askStream(ctx context.Context, in *askInput) (iter.Seq[event], error) {
 	r, err := s.prepareAsk(ctx, in)
 	if err != nil {
-		_ = send.Data(*fromLibrary(err))
-		return
+		return nil, err
 	}
-	for ev, err := range r.pipeline.Stream(ctx, r.req) {
-		if err != nil {
-			_ = send.Data(*fromLibrary(err))
-			return
-		}
-		if ev.Text != "" {
-			if send.Data(TextEvent{Text: ev.Text}) != nil {
+	return func(yield func(event) bool) {
+		for ev, err := range r.pipeline.Stream(ctx, r.req) {
+			if err != nil {
+				yield(event{"error", fromLibrary(err)})
 				return
 			}
-		}
-		if ev.Answer != nil {
-			out := askResult(ev.Answer, in.Body.Thread)
-			for _, c := range out.Citations {
-				if send.Data(c) != nil {
-					return
-				}
+			if ev.Text != "" && !yield(event{"text", TextEvent{Text: ev.Text}}) {
+				return
 			}
-			_ = send.Data(out)
+			if ev.Answer != nil {
+				out := askResult(ev.Answer, in.Body.Thread)
+				for _, c := range out.Citations {
+					if !yield(event{"citation", c}) {
+						return
+					}
+				}
+				yield(event{"answer", out})
+			}
 		}
-	}
+	}, nil
 }
 
 type threadPath struct {

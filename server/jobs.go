@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -17,7 +18,6 @@ import (
 	"unicode"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/danielgtaylor/huma/v2/sse"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -411,32 +411,38 @@ func (s *Server) getJob(ctx context.Context, in *jobPath) (*body[Job], error) {
 // jobPoll is how often an event stream looks at a job.
 const jobPoll = 200 * time.Millisecond
 
-func (s *Server) jobEvents(ctx context.Context, in *jobPath, send sse.Sender) {
-	var last Job
-	for first := true; ; first = false {
-		j, err := s.job(ctx, in.ID)
-		if err != nil {
-			_ = send.Data(*fromLibrary(err))
+// jobEvents checks the job exists for the caller before the stream
+// opens, then sends its state whenever it changes until it ends.
+func (s *Server) jobEvents(ctx context.Context, in *jobPath) (iter.Seq[event], error) {
+	j, err := s.job(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(event) bool) {
+		last := jobOut(j)
+		if !yield(event{"progress", last}) {
 			return
 		}
-		out := jobOut(j)
-		if first || out != last {
-			if send.Data(out) != nil {
+		for j.State == store.JobRunning {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.jobCtx.Done():
+				return
+			case <-time.After(jobPoll):
+			}
+			if j, err = s.job(ctx, in.ID); err != nil {
+				yield(event{"error", fromLibrary(err)})
 				return
 			}
-			last = out
+			if out := jobOut(j); out != last {
+				if !yield(event{"progress", out}) {
+					return
+				}
+				last = out
+			}
 		}
-		if j.State != store.JobRunning {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.jobCtx.Done():
-			return
-		case <-time.After(jobPoll):
-		}
-	}
+	}, nil
 }
 
 type listJobsInput struct {

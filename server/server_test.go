@@ -357,6 +357,11 @@ func TestEndpoints(t *testing.T) {
 		t.Fatalf("ask stream events: %v", names)
 	}
 
+	// A stream's request is checked before the stream opens.
+	expect(t, "ask stream, bad filter", f.do(t, "POST", "/v1/collections/kb/ask/stream", "", map[string]any{"question": "x", "filter": "color = 'red'"}), 400, server.CodeInvalidFilter)
+	expect(t, "ask stream, no collection", f.do(t, "POST", "/v1/collections/nope/ask/stream", "", map[string]any{"question": "x"}), 404, server.CodeNotFound)
+	expect(t, "job events, no job", f.do(t, "GET", "/v1/jobs/nope/events", "", nil), 404, server.CodeNotFound)
+
 	r := f.upload(t, "kb", "", map[string]string{"notes.md": "# Notes\n\nAcme notes about returns and refunds.\n"}, `{"tenant":"acme"}`)
 	expect(t, "upload", r, 202, "")
 	job := f.waitJob(t, r.body["job_id"].(string), "")
