@@ -2,10 +2,14 @@ package server_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/server"
+	"github.com/quarry-rag/quarry/store"
 )
 
 func TestHierarchyEndpoints(t *testing.T) {
@@ -45,4 +49,36 @@ func TestHierarchyEndpoints(t *testing.T) {
 	expect(t, "tree for a scoped key", f.do(t, "GET", "/v1/collections/kb/tree", acme, nil), 403, server.CodeForbidden)
 	expect(t, "health for a scoped key", f.do(t, "GET", "/v1/collections/kb/health", acme, nil), 403, server.CodeForbidden)
 	expect(t, "tree of nothing", f.do(t, "GET", "/v1/collections/nope/tree", admin, nil), 404, server.CodeNotFound)
+}
+
+// TestUploadsLeaveNoPaths checks the hierarchy is told of no file path for
+// uploads (their files are removed after the job) but is for server
+// folders.
+func TestUploadsLeaveNoPaths(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	f := newFixture(t, func(c *server.Config) {
+		next := c.IngestOptions
+		c.IngestOptions = func(coll *store.Collection) ingest.Options {
+			opt := next(coll)
+			opt.Finish = func(_ context.Context, files []load.Entry, _ *ingest.Report) error {
+				mu.Lock()
+				defer mu.Unlock()
+				seen[coll.Name()] += len(files)
+				return nil
+			}
+			return opt
+		}
+	})
+	r := f.upload(t, "up", "", map[string]string{"a.md": "# A\n\nsome uploaded text\n"}, "")
+	expect(t, "upload", r, 202, "")
+	f.waitJob(t, r.body["job_id"].(string), "")
+	r = f.do(t, "POST", "/v1/collections/dir/ingest", "", map[string]any{"paths": []string{"docs"}})
+	expect(t, "ingest", r, 202, "")
+	f.waitJob(t, r.body["job_id"].(string), "")
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["up"] != 0 || seen["dir"] != 1 {
+		t.Fatalf("files passed to Finish: %v", seen)
+	}
 }

@@ -279,8 +279,10 @@ type ingestParams struct {
 }
 
 // startJob runs an ingestion in a goroutine the server owns and returns
-// once the job is recorded; cleanup runs when it ends.
+// once the job is recorded; cleanup, for uploads, removes their files when
+// it ends.
 func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, roots []string, meta map[string]any, cleanup func()) (JobStarted, error) {
+	uploaded := cleanup != nil
 	if cleanup == nil {
 		cleanup = func() {}
 	}
@@ -292,6 +294,11 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 	opt := s.cfg.IngestOptions(c)
 	opt.Collection = c
 	opt.Embedder = s.emb
+	if fin := opt.Finish; fin != nil && uploaded {
+		// Uploaded files are removed after the job: the hierarchy records
+		// no path for them, so its audit does not report them missing.
+		opt.Finish = func(ctx context.Context, _ []load.Entry, rep *ingest.Report) error { return fin(ctx, nil, rep) }
+	}
 	rec := &firstJob{JobStore: js, id: make(chan string, 1)}
 	opt.Jobs = rec
 	if len(meta) > 0 {
