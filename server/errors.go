@@ -40,7 +40,7 @@ const (
 // (application/problem+json): a stable code, the HTTP status, a short
 // title and a detail that says what to change.
 type Error struct {
-	Code   string              `json:"code" doc:"Stable error code: invalid_request, invalid_filter, unauthorized, forbidden, out_of_scope, not_found, conflict, too_large, unsupported_type, rate_limited, timeout, unavailable, needs_model, internal_error"`
+	Code   string              `json:"code" doc:"Stable error code: invalid_request, invalid_filter, unauthorized, forbidden, out_of_scope, not_found, conflict, too_large, unsupported_type, rate_limited, timeout, unavailable, needs_model, cross_origin, not_acceptable, method_not_allowed, internal_error"`
 	Status int                 `json:"status" doc:"HTTP status code"`
 	Title  string              `json:"title" doc:"HTTP status text"`
 	Detail string              `json:"detail" doc:"What went wrong and how to fix it"`
