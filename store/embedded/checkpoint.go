@@ -225,6 +225,8 @@ func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
 // checkpoint writes the collection's indexes if they changed since the last
 // checkpoint, then trims the journal the checkpoint covers.
 func (c *coll) checkpoint(ctx context.Context) error {
+	c.ckptMu.Lock()
+	defer c.ckptMu.Unlock()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var ckptSeq int64

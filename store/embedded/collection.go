@@ -27,6 +27,10 @@ type coll struct {
 	cfg store.CollectionConfig
 	cid int64
 
+	// ckptMu serialises checkpoints: two at once would share a temporary
+	// directory and sweep each other's away. Taken before mu.
+	ckptMu sync.Mutex
+
 	mu   sync.RWMutex
 	seq  int64             // last write the indexes reflect
 	ids  map[string]uint32 // external id → internal id

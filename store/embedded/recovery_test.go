@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,6 +127,44 @@ func TestReopenUsesCheckpoint(t *testing.T) {
 	present := verify(t, dir, c, 5)
 	if len(present) != 4 || present[2] {
 		t.Errorf("batches after reopen: %v", present)
+	}
+}
+
+// TestConcurrentCheckpoints checkpoints from several goroutines while
+// writes go on: each must succeed and the last must be the one on disk.
+func TestConcurrentCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	s, b := openStore(t, dir)
+	c := ensure(t, s)
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		if err := c.Upsert(t.Context(), batch(i)); err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			wg.Go(func() { errs <- b.Checkpoint(t.Context()) })
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "index", "docs"))
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if len(dirs) != 1 || dirs[0] != "ckpt-8" {
+		t.Errorf("checkpoint directories after close: %v, want [ckpt-8]", dirs)
 	}
 }
 
