@@ -28,7 +28,7 @@ var schemaSeq atomic.Int64
 
 // freshDSN creates an empty schema for one test and returns a DSN whose
 // search_path points at it (pgvector stays in public).
-func freshDSN(t *testing.T) string {
+func freshDSN(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv(DSNEnv)
 	if dsn == "" {

@@ -53,7 +53,7 @@ func TestWithTx(t *testing.T) {
 		if err := in.Upsert(ctx, batchOf(3, p+"s")); err != nil {
 			t.Fatal(err)
 		}
-		if err := in.Upsert(ctx, batchOf(40, p+"c")); err != nil {
+		if err := in.Upsert(ctx, batchOf(70, p+"c")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE quarry_stage (x int)`); err != nil {
@@ -61,14 +61,14 @@ func TestWithTx(t *testing.T) {
 		}
 		// The staging table name is taken: this batch fails inside its
 		// savepoint, and the transaction goes on.
-		if err := in.Upsert(ctx, batchOf(30, p+"f")); err == nil {
+		if err := in.Upsert(ctx, batchOf(65, p+"f")); err == nil {
 			t.Fatal("a batch whose staging failed reported success")
 		}
 		if _, err := tx.Exec(ctx, `DROP TABLE quarry_stage`); err != nil {
 			t.Fatalf("the transaction did not survive a failed batch: %v", err)
 		}
-		if n, err := in.Count(ctx, nil); err != nil || n != base+43 {
-			t.Fatalf("inside: %d (%v), want %d", n, err, base+43)
+		if n, err := in.Count(ctx, nil); err != nil || n != base+73 {
+			t.Fatalf("inside: %d (%v), want %d", n, err, base+73)
 		}
 		if n, _ := c.Count(ctx, nil); n != base {
 			t.Fatalf("outside before commit: %d, want %d", n, base)
@@ -82,7 +82,7 @@ func TestWithTx(t *testing.T) {
 			t.Fatal(err)
 		}
 		if commit {
-			base += 43
+			base += 73
 		}
 		if n, _ := c.Count(ctx, nil); n != base {
 			t.Fatalf("after commit=%v: %d, want %d", commit, n, base)
