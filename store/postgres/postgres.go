@@ -358,6 +358,11 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 		if _, err := tx.Exec(ctx, idx); err != nil {
 			return fmt.Errorf("create vector index: %w", err)
 		}
+		for _, stmt := range fieldIndexes(cid, cfg.Schema) {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("create field index: %w", err)
+			}
+		}
 		return nil
 	})
 }
@@ -422,9 +427,47 @@ func (b *Backend) DropCollection(ctx context.Context, name string) error {
 		if err != nil {
 			return fmt.Errorf("delete collection: %w", err)
 		}
-		_, err = tx.Exec(ctx, fmt.Sprintf(`DROP INDEX IF EXISTS quarry_hnsw_%d`, cid))
-		return err
+		rows, err := tx.Query(ctx, `SELECT indexname FROM pg_indexes WHERE tablename = 'quarry_documents'
+			AND (indexname = $1 OR indexname LIKE $2) AND schemaname = ANY(current_schemas(false))`,
+			fmt.Sprintf("quarry_hnsw_%d", cid), fmt.Sprintf(`quarry\_f\_%d\_%%`, cid))
+		if err != nil {
+			return fmt.Errorf("list collection indexes: %w", err)
+		}
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("list collection indexes: %w", err)
+		}
+		for _, n := range names {
+			// Names Quarry generated from the collection's numeric id.
+			if _, err := tx.Exec(ctx, `DROP INDEX IF EXISTS `+pgx.Identifier{n}.Sanitize()); err != nil {
+				return fmt.Errorf("drop index %s: %w", n, err)
+			}
+		}
+		return nil
 	})
+}
+
+// fieldIndexes are the partial indexes of a collection's filterable fields:
+// a B-tree on the field's jsonb value, which serves eq, in and ranges as
+// compileFilter writes them, and GIN for string[] fields, which serves
+// contains_any (?|) and contains_all (?&). Field names are schema-checked
+// identifiers ([A-Za-z_][A-Za-z0-9_]*), so they are safe as literals.
+func fieldIndexes(cid int, s *document.Schema) []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for i, f := range s.Fields {
+		if !f.Filterable {
+			continue
+		}
+		using := ""
+		if f.Type == document.TypeStringList {
+			using = "USING gin "
+		}
+		out = append(out, fmt.Sprintf(`CREATE INDEX quarry_f_%d_%d ON quarry_documents %s((metadata->'%s')) WHERE collection_id = %d`, cid, i, using, f.Name, cid))
+	}
+	return out
 }
 
 // Upsert implements store.Backend: one transaction (a savepoint inside a

@@ -115,7 +115,11 @@ func TestSelectiveFilterUsesIndex(t *testing.T) {
 		if i%600 == 7 {
 			tenant = "rare"
 		}
-		d.Metadata = map[string]any{"tenant": tenant}
+		tags := []any{"db"}
+		if i%300 == 0 {
+			tags = []any{"go", "rag"}
+		}
+		d.Metadata = map[string]any{"tenant": tenant, "year": int64(2000 + i%30), "price": float64(i%500) + 0.5, "tags": tags}
 		docs = append(docs, d)
 	}
 	if err := c.Upsert(ctx, docs); err != nil {
@@ -144,12 +148,43 @@ func TestSelectiveFilterUsesIndex(t *testing.T) {
 	if !strings.Contains(plan, "quarry_hnsw_1") {
 		t.Errorf("the vector query cannot use the collection's HNSW index:\n%s", plan)
 	}
+	// Filters as compileFilter writes them use the filterable fields'
+	// partial indexes: B-tree for scalars, GIN (bitmap scans only) for
+	// string[].
+	if _, err := conn.Exec(ctx, `SET enable_bitmapscan = on`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ where, index string }{
+		{`metadata->'tenant' = '"rare"'::jsonb`, "quarry_f_1_0"},
+		{`metadata->'year' = ANY('{1990,1991}'::text[]::jsonb[])`, "quarry_f_1_2"},
+		{`(jsonb_typeof(metadata->'price') = 'number' AND metadata->'price' < '3.5'::jsonb)`, "quarry_f_1_3"},
+		{`(jsonb_typeof(metadata->'tags') = 'array' AND metadata->'tags' ?| '{go,rag}'::text[])`, "quarry_f_1_5"},
+	} {
+		rows, err := conn.Query(ctx, `EXPLAIN SELECT count(*) FROM quarry_documents WHERE collection_id = 1 AND `+tt.where)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan := strings.Join(lines, "\n"); !strings.Contains(plan, tt.index) {
+			t.Errorf("%s does not use %s:\n%s", tt.where, tt.index, plan)
+		}
+	}
 	hits, err := c.Search(ctx, store.SearchRequest{Embedding: docs[0].Embedding, Filter: filter.Eq("tenant", "rare"), TopK: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(hits) != 5 {
 		t.Errorf("a filter matching 5 rows returned %d", len(hits))
+	}
+	if err := s.DropCollection(ctx, "sel"); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'quarry\_f\_1\_%' OR indexname = 'quarry_hnsw_1'`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d indexes of the dropped collection left (%v)", left, err)
 	}
 }
 
