@@ -60,10 +60,20 @@ func (m *Markdown) pieces(text string) ([]piece, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i := range ps {
-			ps[i].headings = sec.headings
+		for _, p := range ps {
+			// A section cut for size can leave a piece that is only its
+			// heading line; it says nothing the next piece's heading path
+			// does not, and health would flag it as tiny.
+			body := text[p.start:p.end]
+			if p.normalised {
+				body = p.text
+			}
+			if len(ps) > 1 && utf8.RuneCountInString(strings.TrimSpace(body)) < tinyChars {
+				continue
+			}
+			p.headings = sec.headings
+			out = append(out, p)
 		}
-		out = append(out, ps...)
 	}
 	return out, nil
 }

@@ -140,3 +140,34 @@ func TestMarkdownLongSectionIsCutRecursively(t *testing.T) {
 		t.Errorf("first %q last %q", first.Provenance.HeadingPath, last.Provenance.HeadingPath)
 	}
 }
+
+// TestMarkdownCutLeavesNoHeadingOnlyChunk: a long section whose first
+// block is larger than the budget would leave its heading line alone in a
+// chunk; that piece is dropped (its heading is in the next one's path).
+func TestMarkdownCutLeavesNoHeadingOnlyChunk(t *testing.T) {
+	// As the PostgreSQL manual's HTML converts: a tip inside a list item,
+	// its paragraph alone over the budget.
+	para := func(n int) string { return strings.Join(strings.Fields(prose(n)), " ") }
+	text := "# Guide\n\n- The first item of a list. " + para(30) + "\n\n  ### Tip\n\n  " + para(150) + "\n- " + para(150) + "\n"
+	tok := new(split.Tokenizer)
+	m, err := split.NewMarkdown(split.MarkdownConfig{Budget: split.RecursiveConfig{MaxTokens: 120, OverlapTokens: 10, Tokenizer: tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := m.Split(fileDoc("tip.md", text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tips := 0
+	for i, c := range chunks {
+		if n := len([]rune(strings.TrimSpace(c.Content))); n < 20 {
+			t.Errorf("chunk %d is tiny: %q", i, c.Content)
+		}
+		if reflect.DeepEqual(c.Provenance.HeadingPath, []string{"Guide", "Tip"}) {
+			tips++
+		}
+	}
+	if tips < 2 {
+		t.Errorf("the long section gave %d chunks", tips)
+	}
+}
