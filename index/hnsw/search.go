@@ -180,7 +180,7 @@ func countBelow(s *bitset.Set, n int) int {
 const (
 	// exactPerEf: scan exactly while allowed ≤ exactPerEf·ef, the walk's cost
 	// in exact distances per unit of ef on an uncached index.
-	exactPerEf = 48
+	exactPerEf = 24
 	// minWalkDivisor: below 1/25 = 4 % selectivity the two-hop walk loses
 	// recall faster than the scan loses speed, so scan regardless of ef.
 	minWalkDivisor = 25

@@ -30,7 +30,12 @@ func (b *Backend) SearchHybrid(ctx context.Context, name string, req store.Searc
 	qargs := append(lead, args...)
 	var vec, kw []*document.Document
 	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
-		ef := max(64, 2*(2*req.TopK))
+		ef := max(hnswMinEf, 2*(2*req.TopK))
+		if !b.bm25 {
+			if _, err := tx.Exec(ctx, keywordSettings); err != nil {
+				return fmt.Errorf("configure search: %w", err)
+			}
+		}
 		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = `+strconv.Itoa(min(ef, 1000))); err != nil {
 			return fmt.Errorf("configure search: %w", err)
 		}

@@ -183,7 +183,7 @@ func TestSelectiveFilterUsesIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'quarry\_f\_1\_%' OR indexname = 'quarry_hnsw_1'`).Scan(&left); err != nil || left != 0 {
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND (indexname LIKE 'quarry\_f\_1\_%' OR indexname = 'quarry_hnsw_1')`).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d indexes of the dropped collection left (%v)", left, err)
 	}
 }
