@@ -60,15 +60,15 @@ func (m *Markdown) pieces(text string) ([]piece, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range ps {
-			// A section cut for size can leave a piece that is only its
-			// heading line; it says nothing the next piece's heading path
-			// does not, and health would flag it as tiny.
+		for i, p := range ps {
 			body := text[p.start:p.end]
 			if p.normalised {
 				body = p.text
 			}
-			if len(ps) > 1 && utf8.RuneCountInString(strings.TrimSpace(body)) < tinyChars {
+			// A section cut for size can leave its heading line alone in
+			// the first piece; the heading is in every piece's path, and a
+			// heading-only chunk answers nothing (health flags it as tiny).
+			if i == 0 && len(ps) > 1 && sectionHeading(text, sec) != "" && strings.TrimSpace(body) == sectionHeading(text, sec) {
 				continue
 			}
 			p.headings = sec.headings
@@ -76,6 +76,19 @@ func (m *Markdown) pieces(text string) ([]piece, error) {
 		}
 	}
 	return out, nil
+}
+
+// sectionHeading is a section's first line, trimmed, when it is an ATX
+// heading ("### Tip"), and "" otherwise.
+func sectionHeading(text string, sec section) string {
+	line := text[sec.start:sec.end]
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	if line = strings.TrimSpace(line); strings.HasPrefix(line, "#") {
+		return line
+	}
+	return ""
 }
 
 // section is a byte range of a Markdown text under one heading path.
