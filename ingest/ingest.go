@@ -174,6 +174,13 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 			opt.Logger.Warn("ingest: checkpoint failed; indexes will be rebuilt on next open", "err", err)
 		}
 	}
+	// A server store plans queries from table statistics, which lag a bulk
+	// load until its own maintenance catches up; refresh them now.
+	if an, ok := opt.Collection.Store().Backend().(interface{ Analyze(context.Context) error }); ok && r.rep.Chunks >= analyzeMin {
+		if err := an.Analyze(ctx); err != nil {
+			opt.Logger.Warn("ingest: refreshing the store's statistics failed; queries may be slow until its maintenance runs", "err", err)
+		}
+	}
 	r.rep.Duration = time.Since(r.start)
 	if s := r.rep.Duration.Seconds(); s > 0 {
 		r.rep.ChunksPer = float64(r.rep.Chunks) / s
@@ -182,6 +189,10 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	r.finishJob(nil)
 	return r.rep, nil
 }
+
+// analyzeMin is the number of chunks written from which an ingestion asks
+// the store to refresh its statistics (PostgreSQL's ANALYZE).
+const analyzeMin = 1000
 
 // JobKind is the kind of job an ingestion records.
 const JobKind = "ingest"

@@ -127,6 +127,18 @@ func (b *Backend) Begin(ctx context.Context) (pgx.Tx, error) {
 	return tx, nil
 }
 
+// Analyze refreshes the planner's statistics of the documents table, which
+// lag a bulk load until autovacuum gets to it; meanwhile the planner can
+// pick a sequential scan over the HNSW index (31 ms against 2.6 ms on
+// SciFact). A role that does not own the table is skipped by PostgreSQL
+// with a warning, not an error.
+func (b *Backend) Analyze(ctx context.Context) error {
+	if _, err := b.db.Exec(ctx, `ANALYZE quarry_documents`); err != nil {
+		return fmt.Errorf("postgres: analyze: %w", err)
+	}
+	return nil
+}
+
 // tables are the tables setupSQL creates.
 var tables = []string{"quarry_meta", "quarry_collections", "quarry_documents", "quarry_sources", "quarry_embedding_cache", "quarry_jobs", "quarry_threads",
 	"quarry_nodes", "quarry_node_chunks", "quarry_node_links"}

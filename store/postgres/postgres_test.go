@@ -309,4 +309,31 @@ func TestRuntimeNeedsOnlyDML(t *testing.T) {
 	if _, err := rt.CreateCollection(ctx, store.CollectionConfig{Name: "other", Model: storetest.Model(2)}); err == nil {
 		t.Error("the runtime role created a collection")
 	}
+	// Refreshing statistics is the owner's; the runtime role is skipped
+	// without an error, so ingestion can always ask.
+	if err := rt.Backend().(*postgres.Backend).Analyze(ctx); err != nil {
+		t.Errorf("analyze as the runtime role: %v", err)
+	}
+	ob, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	if err := ob.Analyze(ctx); err != nil {
+		t.Errorf("analyze as the owner: %v", err)
+	}
+	var analyzed bool
+	if err := pool(t, dsn).QueryRow(ctx, `SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relid = to_regclass('quarry_documents')`).Scan(&analyzed); err != nil || !analyzed {
+		t.Errorf("quarry_documents not analysed after Analyze (%v)", err)
+	}
+}
+
+func pool(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
 }
