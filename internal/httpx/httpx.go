@@ -14,6 +14,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,21 @@ func New(o Options) Client {
 		c.maxRetryWait = 60 * time.Second
 	}
 	return c
+}
+
+// Key returns key, else the first of the environment variables set, else
+// an error saying that who (an "openai embedder", a "jina reranker") needs
+// one and naming the variables.
+func Key(key, who string, vars ...string) (string, error) {
+	if key != "" {
+		return key, nil
+	}
+	for _, v := range vars {
+		if k := strings.TrimSpace(os.Getenv(v)); k != "" {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("%s needs an API key: set %s", who, strings.Join(vars, " or "))
 }
 
 // StatusError is a response with a status other than 2xx.

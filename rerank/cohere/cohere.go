@@ -3,14 +3,12 @@ package cohere
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/internal/httpx"
 	"github.com/quarry-rag/quarry/rerank"
+	"github.com/quarry-rag/quarry/rerank/internal/hosted"
 )
 
 // Defaults.
@@ -47,22 +45,12 @@ func New(cfg Config) (*Reranker, error) {
 	if cfg.Endpoint == "" {
 		cfg.Endpoint = DefaultEndpoint
 	}
-	for _, v := range []string{EnvAPIKey, "CO_API_KEY"} {
-		if cfg.APIKey == "" {
-			cfg.APIKey = strings.TrimSpace(os.Getenv(v))
-		}
+	key, err := hosted.Key(cfg.APIKey, "cohere", EnvAPIKey, "CO_API_KEY")
+	if err != nil {
+		return nil, err
 	}
-	if cfg.APIKey == "" {
-		return nil, fmt.Errorf("cohere reranker needs an API key: set %s", EnvAPIKey)
-	}
-	return &Reranker{cfg: cfg, client: httpx.New(httpx.Options{Client: cfg.HTTP.Client, MaxRetries: retries(cfg.HTTP.MaxRetries), RetryDelay: cfg.HTTP.RetryDelay})}, nil
-}
-
-func retries(n int) int {
-	if n == 0 {
-		return 2
-	}
-	return n
+	cfg.APIKey = key
+	return &Reranker{cfg: cfg, client: hosted.Client(cfg.HTTP)}, nil
 }
 
 // Rerank implements rerank.Reranker.
@@ -76,20 +64,7 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []*document.Do
 		Documents []string `json:"documents"`
 		TopN      int      `json:"top_n,omitempty"`
 	}{r.cfg.Model, query, rerank.Texts(docs), r.cfg.TopN}
-	var resp struct {
-		Results []struct {
-			Index int             `json:"index"`
-			Score json.RawMessage `json:"relevance_score"`
-		} `json:"results"`
-	}
-	if err := r.client.PostJSON(ctx, r.cfg.Endpoint, map[string]string{"Authorization": "Bearer " + r.cfg.APIKey}, body, &resp); err != nil {
-		return nil, fmt.Errorf("cohere rerank: %w", err)
-	}
-	res := make([]rerank.Result, len(resp.Results))
-	for i, x := range resp.Results {
-		res[i] = rerank.Result{Index: x.Index, Score: x.Score}
-	}
-	out, err := rerank.Apply(docs, res)
+	out, err := hosted.Rerank(ctx, r.client, r.cfg.Endpoint, map[string]string{"Authorization": "Bearer " + r.cfg.APIKey}, body, docs)
 	if err != nil {
 		return nil, fmt.Errorf("cohere rerank: %w", err)
 	}

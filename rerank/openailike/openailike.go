@@ -16,6 +16,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/internal/httpx"
 	"github.com/quarry-rag/quarry/rerank"
+	"github.com/quarry-rag/quarry/rerank/internal/hosted"
 )
 
 // DefaultModel is the model named to servers that host several.
@@ -75,11 +76,7 @@ func New(cfg Config) (*Reranker, error) {
 	if !strings.HasSuffix(url, "/rerank") {
 		url += "/rerank"
 	}
-	retries := cfg.HTTP.MaxRetries
-	if retries == 0 {
-		retries = 2
-	}
-	return &Reranker{cfg: cfg, url: url, client: httpx.New(httpx.Options{Client: cfg.HTTP.Client, MaxRetries: retries, RetryDelay: cfg.HTTP.RetryDelay})}, nil
+	return &Reranker{cfg: cfg, url: url, client: hosted.Client(cfg.HTTP)}, nil
 }
 
 type item struct {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/quarry-rag/quarry/embed"
@@ -100,15 +99,7 @@ func Dimension(ctx context.Context, configured int, known map[string]int, model 
 // Key returns key, else the first of the environment variables set, else
 // an error naming them.
 func Key(key, provider string, vars ...string) (string, error) {
-	if key != "" {
-		return key, nil
-	}
-	for _, v := range vars {
-		if k := strings.TrimSpace(os.Getenv(v)); k != "" {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("%s embedder needs an API key: set %s", provider, strings.Join(vars, " or "))
+	return httpx.Key(key, provider+" embedder", vars...)
 }
 
 // Defaults are a provider's defaults for the settings every API embedder
