@@ -179,7 +179,10 @@ func countBelow(s *bitset.Set, n int) int {
 // cache); a walk costs about 5–13 µs per unit of ef.
 const (
 	// exactPerEf: scan exactly while allowed ≤ exactPerEf·ef, the walk's cost
-	// in exact distances per unit of ef on an uncached index.
+	// in exact distances per unit of ef on an uncached index. 24 keeps the
+	// crossover of the default ef at 3,072 rows: at 6,144, SciFact's 5,183
+	// × 512 vectors were scanned in 1.1 ms where a walk at ef 128 takes
+	// 0.55 ms.
 	exactPerEf = 24
 	// minWalkDivisor: below 1/25 = 4 % selectivity the two-hop walk loses
 	// recall faster than the scan loses speed, so scan regardless of ef.

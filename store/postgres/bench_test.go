@@ -70,7 +70,6 @@ func BenchmarkUpsert(b *testing.B) {
 			})
 		}
 	}
-	postgres.SetCopyThreshold(pg, 64)
 }
 
 // BenchmarkSciFactStores ingests SciFact (hash embedder) into the embedded

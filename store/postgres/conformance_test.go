@@ -11,8 +11,6 @@ import (
 
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
@@ -238,13 +236,8 @@ func mustWrite(t *testing.T, c *store.Collection, docs ...*document.Document) {
 
 func rows(t *testing.T, dsn, sql string) int64 {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	var n int64
-	if err := conn.QueryRow(context.Background(), sql).Scan(&n); err != nil {
+	if err := pool(t, dsn).QueryRow(context.Background(), sql).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

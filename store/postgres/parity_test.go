@@ -75,9 +75,6 @@ func parityStores(t *testing.T, docs []*document.Document, model embed.ModelInfo
 	es := store.New(em)
 	t.Cleanup(func() { es.Close() })
 	cfg := store.CollectionConfig{Name: "parity", Model: model, Schema: paritySchema()}
-	if docs != nil && docs[0].Metadata["tenant"] == nil {
-		cfg.Schema = nil
-	}
 	for _, s := range []*store.Store{store.New(pg), es} {
 		c, err := s.CreateCollection(ctx, cfg)
 		if err != nil {

@@ -727,7 +727,9 @@ func (b *Backend) Get(ctx context.Context, name string, ids []string) ([]*docume
 	return out, nil
 }
 
-// where builds the WHERE clause of a collection and a filter.
+// where builds the WHERE clause of a collection and a filter. It always
+// starts with "collection_id = N", the filter following after " AND ":
+// bm25CTE relies on that shape.
 func where(cid int, f filter.Expr, argBase int) (string, []any, error) {
 	w := "collection_id = " + strconv.Itoa(cid) // inlined so partial indexes apply
 	if f == nil {

@@ -328,6 +328,8 @@ func TestRuntimeNeedsOnlyDML(t *testing.T) {
 	}
 }
 
+// pool connects for one test's direct queries; the connection closes with
+// the test.
 func pool(t *testing.T, dsn string) *pgx.Conn {
 	t.Helper()
 	c, err := pgx.Connect(context.Background(), dsn)
