@@ -118,29 +118,16 @@ func (m MMR) similarity(ctx context.Context, docs []*document.Document) (func(i,
 		missing = nil
 	}
 	if len(missing) == 0 {
-		return func(i, j int) float64 { return cosine(vecs[i], vecs[j]) }, nil
+		return func(i, j int) float64 {
+			s, _ := document.Cosine(vecs[i], vecs[j]) // 0 for vectors of different lengths
+			return s
+		}, nil
 	}
 	sets := make([]map[string]bool, len(docs))
 	for i, d := range docs {
 		sets[i] = wordSet(d.Content)
 	}
 	return func(i, j int) float64 { return jaccard(sets[i], sets[j]) }, nil
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // wordSet is the set of lowercased words of s.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -140,7 +139,8 @@ func (r *threadRecall) score(ctx context.Context, query string, docs []*document
 			return fmt.Errorf("semantic memory: embed the turns: %w", err)
 		}
 		for i, d := range docs {
-			d.SetScore(cosine(qv[0], vecs[i]))
+			s, _ := document.Cosine(qv[0], vecs[i]) // 0 for vectors of different lengths
+			d.SetScore(s)
 		}
 		return nil
 	}
@@ -167,20 +167,4 @@ func (r *threadRecall) score(ctx context.Context, query string, docs []*document
 		d.SetScore(s)
 	}
 	return nil
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
