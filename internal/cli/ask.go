@@ -99,13 +99,9 @@ func buildAsker(ctx context.Context, k *kb, f *askFlags) (*asker, error) {
 	default:
 		return nil, usageErr(fmt.Errorf("--mode %q: use keyword, vector or hybrid", mode))
 	}
-	spec := f.model
-	if spec == "" {
-		spec = k.cfg.LLM
-	}
-	model, err := newChatModel(spec)
+	model, err := k.chatModel(f.model)
 	if err != nil {
-		return nil, usageErr(err)
+		return nil, err
 	}
 	pipe := &rag.Pipeline{
 		Retriever:  &rag.CollectionRetriever{Collection: coll, Embedder: k.embedder, Mode: store.Mode(mode)},

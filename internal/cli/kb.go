@@ -15,6 +15,7 @@ import (
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/embed/spec"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/split"
 	"github.com/quarry-rag/quarry/store"
@@ -170,6 +171,30 @@ func (f *kbFlags) scratch(prefix string) (func(), error) {
 	}
 	f.kb = dir
 	return func() { os.RemoveAll(dir) }, nil
+}
+
+// modes resolves the configured search mode for searching and for
+// answering: "auto" is DefaultMode of the embedder for search, AskMode for
+// answers.
+func (k *kb) modes() (search, ask store.Mode) {
+	search, ask = store.Mode(k.cfg.Search.Mode), store.Mode(k.cfg.Search.Mode)
+	if search == store.ModeAuto {
+		search, ask = DefaultMode(k.embedder.Model()), AskMode
+	}
+	return search, ask
+}
+
+// chatModel builds the chat model spec names, else the llm setting's; none
+// (extractive answers) when both are empty.
+func (k *kb) chatModel(spec string) (llm.ChatModel, error) {
+	if spec == "" {
+		spec = k.cfg.LLM
+	}
+	m, err := newChatModel(spec)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return m, nil
 }
 
 // ingestOptions are the settings every ingestion from the command line

@@ -48,21 +48,10 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 				return err
 			}
 			defer k.Close()
-			mode := store.Mode(k.cfg.Search.Mode)
-			if mode == store.ModeAuto {
-				mode = DefaultMode(k.embedder.Model())
-			}
-			askMode := store.Mode(k.cfg.Search.Mode)
-			if askMode == store.ModeAuto {
-				askMode = AskMode
-			}
-			spec := model
-			if spec == "" {
-				spec = k.cfg.LLM
-			}
-			chat, err := newChatModel(spec)
+			mode, askMode := k.modes()
+			chat, err := k.chatModel(model)
 			if err != nil {
-				return usageErr(err)
+				return err
 			}
 			var sc mcp.Scope
 			if scope != "" {

@@ -59,21 +59,10 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 			if err != nil {
 				return err
 			}
-			mode := store.Mode(k.cfg.Search.Mode)
-			if mode == store.ModeAuto {
-				mode = DefaultMode(k.embedder.Model())
-			}
-			askMode := store.Mode(k.cfg.Search.Mode)
-			if askMode == store.ModeAuto {
-				askMode = AskMode
-			}
-			spec := model
-			if spec == "" {
-				spec = k.cfg.LLM
-			}
-			chat, err := newChatModel(spec)
+			mode, askMode := k.modes()
+			chat, err := k.chatModel(model)
 			if err != nil {
-				return usageErr(err)
+				return err
 			}
 			// The quality flags are checked once here, then applied to
 			// each answer's pipeline.
