@@ -24,6 +24,7 @@ const (
 	ReasonNotNumeric      Reason = "not_numeric"      // range on a non-numeric field
 	ReasonType            Reason = "type"             // value does not have the field's type
 	ReasonRaw             Reason = "raw"              // raw fragment refused by this store
+	ReasonRawRefused      Reason = "raw_refused"      // raw fragment in a request that may not carry one
 	ReasonSyntax          Reason = "syntax"           // malformed filter text or JSON
 )
 

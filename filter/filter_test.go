@@ -390,3 +390,29 @@ func TestConstructorsNormalise(t *testing.T) {
 		t.Errorf("Fields = %v", got)
 	}
 }
+
+func TestCheckRequest(t *testing.T) {
+	raw := filter.NewRaw("postgres", "true")
+	for _, tc := range []struct {
+		name  string
+		e     filter.Expr
+		allow bool
+		ok    bool
+	}{
+		{"portable", filter.Eq("sourceName", "a"), false, true},
+		{"raw alone", raw, false, false},
+		{"raw in or", filter.Or(filter.Eq("sourceName", "a"), raw), false, false},
+		{"raw deep", filter.And(filter.Eq("sourceName", "a"), filter.Or(filter.Eq("sourceType", "b"), filter.And(raw, filter.Eq("sourceName", "c")))), false, false},
+		{"raw allowed", filter.Or(filter.Eq("sourceName", "a"), raw), true, true},
+		{"invalid still invalid when raw allowed", filter.Eq("nope", 1), true, false},
+	} {
+		err := filter.CheckRequest(tc.e, nil, filter.RequestPolicy{AllowRaw: tc.allow})
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		var fe *filter.Error
+		if err != nil && !tc.allow && tc.name != "invalid still invalid when raw allowed" && (!errors.As(err, &fe) || fe.Reason != filter.ReasonRawRefused) {
+			t.Errorf("%s: reason of %v", tc.name, err)
+		}
+	}
+}

@@ -81,6 +81,10 @@ type Scope struct {
 	// knowledge_ingest and knowledge_ingest_status are refused (files
 	// carry no tenant) and knowledge_status reports no jobs.
 	Filter filter.Expr
+	// AllowRawFilters lets the client's filters carry raw, store-tagged
+	// fragments (the store's own query language); off by default. They are
+	// merged under Filter, so they only narrow.
+	AllowRawFilters bool
 }
 
 func (sc Scope) allows(collection string) bool {

@@ -503,4 +503,26 @@ func TestScopeKeepsTenantsApart(t *testing.T) {
 	if res := callRaw(t, acme, mcp.ToolSearch, map[string]any{"query": "x", "collection": "other"}); !res.IsError {
 		t.Error("a scoped client reached another collection")
 	}
+	// Raw fragments are refused from clients, scoped or not, unless the
+	// operator allowed them (--allow-raw-filters).
+	raw := map[string]any{"operator": "raw", "store": "postgres", "fragment": "true) OR (true"}
+	for _, cs := range []*sdk.ClientSession{admin, acme} {
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{mcp.ToolSearch, map[string]any{"query": "refund", "filter": raw}},
+			{mcp.ToolAsk, map[string]any{"question": "refund?", "filter": raw}},
+			{mcp.ToolDelete, map[string]any{"filter": raw}},
+		} {
+			res := callRaw(t, cs, tc.tool, tc.args)
+			if !res.IsError || !strings.Contains(text(res), "not accepted from requests") {
+				t.Errorf("%s with a raw filter: %s", tc.tool, text(res))
+			}
+		}
+	}
+	allowed := newServer(mcp.Scope{AllowRawFilters: true})
+	if res := callRaw(t, allowed, mcp.ToolSearch, map[string]any{"query": "refund", "filter": raw}); strings.Contains(text(res), "not accepted from requests") {
+		t.Errorf("a server allowing raw filters refused one by policy: %s", text(res))
+	}
 }

@@ -259,9 +259,10 @@ func (s *Server) collection(ctx context.Context, sc Scope, name string, create b
 	return c, nil
 }
 
-// parseFilter reads a filter given as text or as JSON and validates it
-// against the collection's schema; nil stays nil.
-func parseFilter(v any, c *store.Collection) (filter.Expr, error) {
+// parseFilter reads a filter given as text or as JSON and checks it against
+// the collection's schema and the scope's raw-filter policy
+// (filter.CheckRequest); nil stays nil.
+func parseFilter(v any, sc Scope, c *store.Collection) (filter.Expr, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("filter: %w", err)
@@ -273,7 +274,7 @@ func parseFilter(v any, c *store.Collection) (filter.Expr, error) {
 	if e == nil {
 		return nil, nil
 	}
-	if err := filter.Validate(e, c.Config().Schema); err != nil {
+	if err := filter.CheckRequest(e, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
 		return nil, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
 	}
 	return e, nil
@@ -282,7 +283,7 @@ func parseFilter(v any, c *store.Collection) (filter.Expr, error) {
 // scopedFilter is the call's filter narrowed by the scope's mandatory
 // filter, which it can never widen (filter.Merge keeps it a conjunct).
 func scopedFilter(v any, sc Scope, c *store.Collection) (filter.Expr, error) {
-	f, err := parseFilter(v, c)
+	f, err := parseFilter(v, sc, c)
 	if err != nil {
 		return nil, err
 	}
@@ -720,7 +721,7 @@ func (s *Server) delete(ctx context.Context, req *sdk.CallToolRequest, in Delete
 	if err != nil {
 		return nil, out, err
 	}
-	f, err := parseFilter(in.Filter, c)
+	f, err := parseFilter(in.Filter, sc, c)
 	if err != nil {
 		return nil, out, err
 	}

@@ -316,9 +316,10 @@ func (s *Server) collection(ctx context.Context, p *principal, name string, crea
 	return c, nil
 }
 
-// requestFilter parses and validates a request's filter against the
-// collection's schema; nil when there is none.
-func requestFilter(raw json.RawMessage, c *store.Collection) (filter.Expr, error) {
+// requestFilter parses a request's filter and checks it against the
+// collection's schema and the raw-filter policy (filter.CheckRequest); nil
+// when there is none.
+func (s *Server) requestFilter(p *principal, raw json.RawMessage, c *store.Collection) (filter.Expr, error) {
 	f, err := filter.ParseValue(raw)
 	if err != nil {
 		return nil, apiError(http.StatusBadRequest, CodeInvalidFilter, "invalid filter: "+err.Error())
@@ -326,10 +327,16 @@ func requestFilter(raw json.RawMessage, c *store.Collection) (filter.Expr, error
 	if f == nil {
 		return nil, nil
 	}
-	if err := filter.Validate(f, c.Config().Schema); err != nil {
+	if err := filter.CheckRequest(f, c.Config().Schema, s.rawPolicy(p)); err != nil {
 		return nil, apiError(http.StatusBadRequest, CodeInvalidFilter, fmt.Sprintf("invalid filter for collection %q: %v", c.Name(), err))
 	}
 	return f, nil
+}
+
+// rawPolicy is what a caller's filters may hold: raw fragments only when
+// the operator enabled them for the server or for the caller's key.
+func (s *Server) rawPolicy(p *principal) filter.RequestPolicy {
+	return filter.RequestPolicy{AllowRaw: s.cfg.AllowRawFilters || (p.key != nil && p.key.AllowRawFilters)}
 }
 
 func (s *Server) topK(k int) int {
@@ -506,7 +513,7 @@ func (s *Server) deleteDocuments(ctx context.Context, in *deleteInput) (*body[De
 	if err != nil {
 		return nil, err
 	}
-	f, err := requestFilter(in.Body.Filter, c)
+	f, err := s.requestFilter(p, in.Body.Filter, c)
 	if err != nil {
 		return nil, err
 	}
@@ -539,7 +546,7 @@ func (s *Server) search(ctx context.Context, in *searchInput) (*body[SearchResul
 	if err != nil {
 		return nil, err
 	}
-	f, err := requestFilter(in.Body.Filter, c)
+	f, err := s.requestFilter(p, in.Body.Filter, c)
 	if err != nil {
 		return nil, err
 	}
@@ -609,7 +616,7 @@ func (s *Server) prepareAsk(ctx context.Context, in *askInput) (*askRun, error) 
 	if err != nil {
 		return nil, err
 	}
-	f, err := requestFilter(in.Body.Filter, c)
+	f, err := s.requestFilter(p, in.Body.Filter, c)
 	if err != nil {
 		return nil, err
 	}

@@ -73,9 +73,12 @@ type Key struct {
 	Filter string `json:"filter,omitempty"`
 	// RateLimit is the key's requests per second; 0 means the server's
 	// default.
-	RateLimit float64   `json:"rate_limit,omitempty"`
-	Created   time.Time `json:"created"`
-	Revoked   time.Time `json:"revoked,omitzero"`
+	RateLimit float64 `json:"rate_limit,omitempty"`
+	// AllowRawFilters lets this key's filters carry raw, store-tagged
+	// fragments; they are still merged under Filter, so they only narrow.
+	AllowRawFilters bool      `json:"allow_raw_filters,omitempty"`
+	Created         time.Time `json:"created"`
+	Revoked         time.Time `json:"revoked,omitzero"`
 }
 
 // keyPrefix starts every key, so a leaked one is easy to recognise.
@@ -179,6 +182,8 @@ type KeySpec struct {
 	// Filter is the mandatory filter in any syntax; "" for none.
 	Filter    string
 	RateLimit float64
+	// AllowRawFilters grants the key raw filter fragments (Key.AllowRawFilters).
+	AllowRawFilters bool
 }
 
 // Create makes a key and returns its record and the secret, which is shown
@@ -211,7 +216,8 @@ func (kf *KeyFile) Create(spec KeySpec) (Key, string, error) {
 	id := hex.EncodeToString(idb[:])
 	token := keyPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
 	k := Key{ID: id, Name: spec.Name, Hash: hashKey(token), Permission: spec.Permission,
-		Collections: slices.Clone(spec.Collections), Filter: canon, RateLimit: spec.RateLimit, Created: time.Now().UTC()}
+		Collections: slices.Clone(spec.Collections), Filter: canon, RateLimit: spec.RateLimit,
+		AllowRawFilters: spec.AllowRawFilters, Created: time.Now().UTC()}
 	kf.mu.Lock()
 	defer kf.mu.Unlock()
 	if err := kf.reload(true); err != nil {
@@ -251,6 +257,9 @@ func (kf *KeyFile) Revoke(id string) error {
 	}
 	return fmt.Errorf("keys: no key has id %q", id)
 }
+
+// Path is the key file's path.
+func (kf *KeyFile) Path() string { return kf.path }
 
 // Active reports whether any key is unrevoked.
 func (kf *KeyFile) Active() bool {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -210,8 +211,21 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 // authenticate finds the request's principal.
 func (s *Server) authenticate(r *http.Request) (*principal, *Error) {
 	if !s.keysActive() {
+		// Keyless serving is meant for loopback (ListenAddr); a request
+		// from elsewhere means the listener was put on another address
+		// by hand, and it gets nothing.
+		if !loopbackPeer(r.RemoteAddr) {
+			return nil, apiError(http.StatusForbidden, CodeForbidden, "this server has no API keys and answers loopback clients only")
+		}
 		return &principal{perm: PermAdmin}, nil
 	}
+	if !s.cfg.Keys.Active() {
+		if s.keysLost.CompareAndSwap(false, true) {
+			s.log.Error("server: the key file holds no active key (revoked, emptied or removed); every request is refused until a key is created", "file", s.cfg.Keys.Path())
+		}
+		return nil, apiError(http.StatusUnauthorized, CodeUnauthorized, "this server needs an API key, and none is active: an operator must create one")
+	}
+	s.keysLost.Store(false)
 	token := ""
 	if a := r.Header.Get("Authorization"); a != "" {
 		scheme, rest, _ := strings.Cut(a, " ")
@@ -283,4 +297,15 @@ func (s *Server) limit(p *principal) *Error {
 		return apiError(http.StatusTooManyRequests, CodeRateLimited, "this key's rate limit is exceeded; retry after a second")
 	}
 	return nil
+}
+
+// loopbackPeer reports whether a request's remote address is on the
+// loopback interface.
+func loopbackPeer(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -91,6 +92,11 @@ type Config struct {
 	MaxUploadBytes int64
 	// RequestTimeout bounds a request that is not an event stream.
 	RequestTimeout time.Duration
+	// AllowRawFilters lets every caller's filters carry raw, store-tagged
+	// fragments (a key can also be granted them alone). Off by default:
+	// raw fragments are the store's own query language, for callers the
+	// operator trusts with it inside their scope.
+	AllowRawFilters bool
 	// CORSOrigins are the origins whose pages may call the API from a
 	// browser; none by default.
 	CORSOrigins []string
@@ -116,6 +122,15 @@ type Server struct {
 	emb     embed.Embedder // cfg.Embedder, traced and timed
 
 	limits sync.Map // key id → *bucket
+
+	// keyed latches on once the server has served with keys: from then on
+	// every request needs one, and a key file that empties or disappears
+	// refuses everyone rather than serving them with full rights. Keyless
+	// mode is only ever the state a server starts in.
+	keyed atomic.Bool
+	// keysLost remembers that the key file was seen without an active key,
+	// so the loud log line is written once per loss, not per request.
+	keysLost atomic.Bool
 
 	jobCtx    context.Context
 	cancelJob context.CancelFunc
@@ -163,6 +178,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.roots = r
 	}
+	s.keyed.Store(cfg.Keys != nil && cfg.Keys.Active())
 	s.metrics = newMetrics(cfg.Store)
 	s.emb = &tracedEmbedder{Embedder: cfg.Embedder, s: s}
 	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
@@ -236,8 +252,25 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ready\n"))
 }
 
-// keysActive reports whether requests need a key.
-func (s *Server) keysActive() bool { return s.cfg.Keys != nil && s.cfg.Keys.Active() }
+// keysActive reports whether requests need a key: when the server started
+// with keys, or once a key has been created since. It never turns back off
+// while the server runs (keys fail closed).
+func (s *Server) keysActive() bool {
+	if s.keyed.Load() {
+		return true
+	}
+	if s.cfg.Keys != nil && s.cfg.Keys.Active() {
+		if s.keyed.CompareAndSwap(false, true) {
+			s.log.Info("server: a key was created; every request now needs a key")
+		}
+		return true
+	}
+	return false
+}
+
+// Keyed reports whether the server requires keys, for choosing the
+// address to listen on (ListenAddr).
+func (s *Server) Keyed() bool { return s.keysActive() }
 
 // ListenAddr is the address to listen on: addr itself when keys protect
 // the server, else addr's port on the loopback interface, with a note

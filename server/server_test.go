@@ -781,3 +781,99 @@ func TestShutdownStopsJobs(t *testing.T) {
 		t.Fatal("Close did not return")
 	}
 }
+
+// TestKeysFailClosed: a server that has served with keys never falls back
+// to keyless full rights, whether the last key is revoked or the key file
+// disappears; and keyless mode answers loopback peers only.
+func TestKeysFailClosed(t *testing.T) {
+	f := newFixture(t)
+	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
+	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema}), 201, "")
+	expect(t, "anonymous with keys", f.do(t, "GET", "/v1/status", "", nil), 401, server.CodeUnauthorized)
+	keys, err := f.keys.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.keys.Revoke(keys[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "/v1/status"}, {"POST", "/v1/collections/kb/search"}, {"GET", "/metrics"}, {"DELETE", "/v1/collections/kb"},
+	} {
+		var body any
+		if tc.method == "POST" {
+			body = map[string]any{"query": "x"}
+		}
+		expect(t, "after revoking the last key: "+tc.method+" "+tc.path, f.do(t, tc.method, tc.path, "", body), 401, server.CodeUnauthorized)
+	}
+	if !strings.Contains(f.logs.String(), "holds no active key") {
+		t.Errorf("no loud log line when the last key went: %s", f.logs.String())
+	}
+	// A removed key file: still closed (the file is re-read within a second).
+	if err := os.Remove(f.keys.Path()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		expect(t, "after removing keys.json", f.do(t, "DELETE", "/v1/collections/kb", "", nil), 401, server.CodeUnauthorized)
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, err := f.store.Collection(context.Background(), "kb"); err != nil {
+		t.Fatalf("the collection is gone: %v", err)
+	}
+}
+
+func TestKeylessAnswersLoopbackOnly(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		remote string
+		want   int
+	}{{"127.0.0.1:5000", 200}, {"[::1]:5000", 200}, {"192.0.2.7:5000", 403}, {"[2001:db8::1]:5000", 403}} {
+		req := httptest.NewRequest("GET", "/v1/status", nil)
+		req.RemoteAddr = tc.remote
+		w := httptest.NewRecorder()
+		f.srv.Handler().ServeHTTP(w, req)
+		if w.Code != tc.want {
+			t.Errorf("keyless request from %s: %d, want %d", tc.remote, w.Code, tc.want)
+		}
+	}
+}
+
+// TestRawFiltersRefused: a raw fragment in a request is refused before it
+// reaches a store, on every endpoint that takes a filter, unless the
+// operator granted raw filters to the key.
+func TestRawFiltersRefused(t *testing.T) {
+	f := newFixture(t)
+	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
+	acme := mustKey(t, f.keys, server.KeySpec{Permission: server.PermWrite, Filter: "tenant = 'acme'"})
+	granted := mustKey(t, f.keys, server.KeySpec{Permission: server.PermWrite, Filter: "tenant = 'acme'", AllowRawFilters: true})
+	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema}), 201, "")
+	raw := map[string]any{"operator": "raw", "store": "postgres", "fragment": "true) OR (true"}
+	nested := map[string]any{"operator": "or", "conditions": []any{map[string]any{"operator": "eq", "field": "tenant", "value": "acme"}, raw}}
+	short := map[string]any{"tenant": "acme", "$raw": map[string]any{"store": "postgres", "fragment": "true) OR (true"}}
+	for _, key := range []string{admin, acme} {
+		for _, flt := range []any{raw, nested, short} {
+			for _, ep := range []struct{ path, field string }{
+				{"/v1/collections/kb/search", "query"}, {"/v1/collections/kb/ask", "question"}, {"/v1/collections/kb/documents/delete", ""},
+			} {
+				body := map[string]any{"filter": flt}
+				if ep.field != "" {
+					body[ep.field] = "anything"
+				}
+				r := f.do(t, "POST", ep.path, key, body)
+				expect(t, "raw filter to "+ep.path, r, 400, server.CodeInvalidFilter)
+				if !strings.Contains(r.raw, "not accepted from requests") {
+					t.Errorf("%s: %s", ep.path, r.raw)
+				}
+			}
+			st := f.do(t, "POST", "/v1/collections/kb/ask/stream", key, map[string]any{"question": "x", "filter": flt})
+			expect(t, "raw filter to ask/stream", st, 400, server.CodeInvalidFilter)
+		}
+	}
+	// A key granted raw filters gets past the policy; the store then judges
+	// the fragment (the memory store runs none).
+	r := f.do(t, "POST", "/v1/collections/kb/search", granted, map[string]any{"query": "x", "filter": raw})
+	if strings.Contains(r.raw, "not accepted from requests") {
+		t.Errorf("a granted key was refused by the policy: %s", r.raw)
+	}
+}

@@ -81,6 +81,7 @@ func newDeleteCmd(stdio IO) *cobra.Command {
 		f      kbFlags
 		source string
 		filt   string
+		raw    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "delete (--source NAME | --filter F)",
@@ -104,7 +105,7 @@ func newDeleteCmd(stdio IO) *cobra.Command {
 			}
 			var fe filter.Expr = filter.Eq("sourceName", source)
 			if filt != "" {
-				if fe, err = parseCollectionFilter(filt, coll.Config().Schema); err != nil {
+				if fe, err = parseCollectionFilter(filt, coll.Config().Schema, raw); err != nil {
 					return err
 				}
 			}
@@ -119,6 +120,7 @@ func newDeleteCmd(stdio IO) *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&source, "source", "", "delete every chunk of this source name (a file's path relative to its ingest root)")
 	cmd.Flags().StringVar(&filt, "filter", "", "delete the chunks matching this filter (any syntax)")
+	rawFilterFlag(cmd, &raw)
 	return cmd
 }
 

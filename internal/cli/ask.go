@@ -30,17 +30,20 @@ type askFlags struct {
 	kb      kbFlags
 	quality qualityFlags
 	filter  string
-	topK    int
-	mode    string
-	model   string
-	thread  string
-	memory  []string
+	// allowRaw accepts raw fragments in filter (--allow-raw-filters).
+	allowRaw bool
+	topK     int
+	mode     string
+	model    string
+	thread   string
+	memory   []string
 }
 
 func (f *askFlags) register(cmd *cobra.Command) {
 	f.kb.register(cmd)
 	f.quality.register(cmd)
 	cmd.Flags().StringVar(&f.filter, "filter", "", "metadata filter in any syntax; it narrows the passages, never widens a scope")
+	rawFilterFlag(cmd, &f.allowRaw)
 	cmd.Flags().StringVar(&f.filter, "where", "", "alias of --filter")
 	cmd.Flags().IntVarP(&f.topK, "top-k", "k", 0, "passages to retrieve (default: search.top_k, 10)")
 	cmd.Flags().StringVar(&f.mode, "mode", "", "keyword, vector or hybrid (default: search.mode, else hybrid)")
@@ -80,7 +83,7 @@ func buildAsker(ctx context.Context, k *kb, f *askFlags) (*asker, error) {
 	}
 	var fe filter.Expr
 	if f.filter != "" {
-		if fe, err = parseCollectionFilter(f.filter, coll.Config().Schema); err != nil {
+		if fe, err = parseCollectionFilter(f.filter, coll.Config().Schema, f.allowRaw); err != nil {
 			return nil, err
 		}
 	}

@@ -159,15 +159,16 @@ func parseFilterArg(src string, schema *document.Schema) (filter.Expr, error) {
 	return e, nil
 }
 
-// parseCollectionFilter parses a filter and validates it against a
-// collection's schema (a nil schema knows only the built-in fields), so a
-// mistake is a usage error before any I/O.
-func parseCollectionFilter(src string, schema *document.Schema) (filter.Expr, error) {
+// parseCollectionFilter parses a --filter and checks it as every surface
+// checks a request's filter (filter.CheckRequest: the collection's schema,
+// a nil one knowing only the built-in fields, and raw fragments only with
+// --allow-raw-filters), so a mistake is a usage error before any I/O.
+func parseCollectionFilter(src string, schema *document.Schema, allowRaw bool) (filter.Expr, error) {
 	e, err := parseFilterArg(src, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := filter.Validate(e, schema); err != nil {
+	if err := filter.CheckRequest(e, schema, filter.RequestPolicy{AllowRaw: allowRaw}); err != nil {
 		return nil, usageErr(err)
 	}
 	return e, nil
@@ -180,4 +181,10 @@ func withCaret(src string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w\n  %s\n  %s^", err, src, strings.Repeat(" ", se.Column-1))
+}
+
+// rawFilterFlag registers --allow-raw-filters on a command that takes a
+// --filter.
+func rawFilterFlag(cmd *cobra.Command, v *bool) {
+	cmd.Flags().BoolVar(v, "allow-raw-filters", false, "accept raw store-tagged fragments in --filter (the store's own query language; default: refused)")
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -122,5 +123,33 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 	code, _, errOut := run(t, "", "frobnicate")
 	if code != cli.ExitUsage {
 		t.Errorf("code %d, stderr %q", code, errOut)
+	}
+}
+
+// TestRawFilterFlag: a raw fragment in --filter is a usage error unless
+// --allow-raw-filters is given, on every command that takes a filter.
+func TestRawFilterFlag(t *testing.T) {
+	docs := t.TempDir()
+	kb := filepath.Join(t.TempDir(), "kb")
+	if err := os.WriteFile(filepath.Join(docs, "a.md"), []byte("# A\n\nSome searchable words about refunds.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := run(t, "", "ingest", docs, "--kb", kb); code != 0 {
+		t.Fatalf("ingest: %d %s", code, errOut)
+	}
+	raw := `{"operator":"raw","store":"postgres","fragment":"true) OR (true"}`
+	for _, args := range [][]string{
+		{"search", "refunds", "--kb", kb, "--filter", raw},
+		{"ask", "refunds?", "--kb", kb, "--filter", raw},
+		{"delete", "--kb", kb, "--filter", raw},
+	} {
+		code, _, errOut := run(t, "", args...)
+		if code != 2 || !strings.Contains(errOut, "not accepted from requests") {
+			t.Errorf("%s with a raw filter: exit %d, %s", args[0], code, errOut)
+		}
+		code, _, errOut = run(t, "", append(args, "--allow-raw-filters")...)
+		if strings.Contains(errOut, "not accepted from requests") {
+			t.Errorf("%s --allow-raw-filters still refused by policy: exit %d, %s", args[0], code, errOut)
+		}
 	}
 }

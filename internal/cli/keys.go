@@ -40,6 +40,7 @@ keys.json; a running server sees changes within a second.`,
 		name, perm, flt string
 		colls           []string
 		rate            float64
+		allowRaw        bool
 	)
 	create := &cobra.Command{
 		Use:   "create",
@@ -56,7 +57,7 @@ keys.json; a running server sees changes within a second.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			k, token, err := kf.Create(server.KeySpec{Name: name, Permission: p, Collections: colls, Filter: flt, RateLimit: rate})
+			k, token, err := kf.Create(server.KeySpec{Name: name, Permission: p, Collections: colls, Filter: flt, RateLimit: rate, AllowRawFilters: allowRaw})
 			if err != nil {
 				return usageErr(err)
 			}
@@ -70,6 +71,7 @@ keys.json; a running server sees changes within a second.`,
 	create.Flags().StringArrayVar(&colls, "collection", nil, "collection the key reaches (repeatable; default: all)")
 	create.Flags().StringVar(&flt, "filter", "", "filter every request is held to, in any syntax, e.g. \"tenant = 'acme'\"")
 	create.Flags().Float64Var(&rate, "rate-limit", 0, "requests per second (default: the server's)")
+	create.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "let this key's filters carry raw store-tagged fragments (the store's own query language; still held to --filter)")
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List keys (never their secrets)",

@@ -27,6 +27,7 @@ func newMCPCmd(stdio IO) *cobra.Command {
 		roots    []string
 		model    string
 		scope    string
+		allowRaw bool
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -53,7 +54,7 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 			if err != nil {
 				return err
 			}
-			var sc mcp.Scope
+			sc := mcp.Scope{AllowRawFilters: allowRaw}
 			if scope != "" {
 				if sc.Filter, err = filter.Parse(scope); err != nil {
 					return usageErr(fmt.Errorf("--scope: %w", err))
@@ -91,6 +92,7 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "leave out the tools that ingest, add or delete")
 	cmd.Flags().StringVar(&model, "model", "", "chat model for knowledge_ask as provider:model, overriding the llm setting (default: extractive answers)")
 	cmd.Flags().StringVar(&scope, "scope", "", "a filter every call is held to, in any syntax (closes ingestion; see docs/mcp.md)")
+	cmd.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "accept raw store-tagged filter fragments from the client (default: refused)")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder knowledge_ingest may read (repeatable; default: the current directory)")
 	return cmd
 }

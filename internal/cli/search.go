@@ -25,6 +25,7 @@ func newSearchCmd(stdio IO) *cobra.Command {
 		mode    string
 		topK    int
 		filt    string
+		raw     bool
 		explain bool
 		asJSON  bool
 	)
@@ -51,7 +52,7 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 			}
 			var fe filter.Expr
 			if filt != "" {
-				if fe, err = parseCollectionFilter(filt, coll.Config().Schema); err != nil {
+				if fe, err = parseCollectionFilter(filt, coll.Config().Schema, raw); err != nil {
 					return err
 				}
 			}
@@ -90,6 +91,7 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 	cmd.Flags().StringVar(&mode, "mode", "", "keyword, vector, hybrid, or auto: a node's chunks first when the query is one of its triggers, then the default (default: the rule for the collection's embedder)")
 	cmd.Flags().IntVarP(&topK, "top-k", "k", 0, "number of results (default: search.top_k, 10)")
 	cmd.Flags().StringVar(&filt, "filter", "", "metadata filter in any syntax")
+	rawFilterFlag(cmd, &raw)
 	cmd.Flags().StringVar(&filt, "where", "", "alias of --filter")
 	cmd.Flags().BoolVar(&explain, "explain", false, "show each branch's rank and score")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results as JSON")

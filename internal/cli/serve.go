@@ -28,6 +28,7 @@ func newServeCmd(stdio IO) *cobra.Command {
 		roots     []string
 		model     string
 		origins   []string
+		allowRaw  bool
 		maxUpload int64
 		timeout   time.Duration
 		rate      float64
@@ -78,9 +79,10 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				Store: k.store, Embedder: k.embedder, Collection: k.cfg.Collection, Mode: mode, AskMode: askMode,
 				TopK: k.cfg.Search.TopK, Model: chat, Roots: roots, Keys: keys, RateLimit: rate,
 				MaxUploadBytes: maxUpload, RequestTimeout: timeout, CORSOrigins: origins, Logger: logger,
-				IngestOptions: func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
-				UploadDir:     filepath.Join(k.dir, "cache", "uploads"),
-				Pipeline:      func(p *rag.Pipeline) error { return quality.apply(p, k.embedder) },
+				AllowRawFilters: allowRaw,
+				IngestOptions:   func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
+				UploadDir:       filepath.Join(k.dir, "cache", "uploads"),
+				Pipeline:        func(p *rag.Pipeline) error { return quality.apply(p, k.embedder) },
 			}
 			k.ingestOptions(nil) // creates the loader now, so requests only read it
 			if server.OTLPConfigured() {
@@ -113,6 +115,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port); without keys, loopback only")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the ingest endpoint may read (repeatable; default: none, uploads only)")
 	cmd.Flags().StringVar(&model, "model", "", "chat model for answers as provider:model, overriding the llm setting (default: extractive answers)")
+	cmd.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "accept raw store-tagged filter fragments from every caller (default: refused; a key can be granted them alone)")
 	cmd.Flags().StringArrayVar(&origins, "cors-origin", nil, "origin whose pages may call the API from a browser (repeatable; default: none)")
 	cmd.Flags().Int64Var(&maxUpload, "max-upload", server.DefaultMaxUploadBytes, "largest upload in bytes")
 	cmd.Flags().DurationVar(&timeout, "timeout", server.DefaultRequestTimeout, "longest request, event streams excepted")

@@ -15,7 +15,8 @@ const Dialect = "postgres"
 
 // compiled is a WHERE fragment and its bound arguments. Values only ever
 // travel as arguments; the SQL text holds column names, operators and
-// placeholders, and raw fragments tagged "postgres" verbatim.
+// placeholders, and raw fragments tagged "postgres" verbatim once
+// checkFragment has shown they stay one parenthesised expression.
 type compiled struct {
 	sql  string
 	args []any
@@ -69,6 +70,9 @@ func (c *compiler) expr(e filter.Expr) (string, error) {
 		var frag string
 		if err := json.Unmarshal(x.Fragment, &frag); err != nil {
 			return "", fmt.Errorf("a postgres raw fragment must be a JSON string of SQL: %w", err)
+		}
+		if err := checkFragment(frag); err != nil {
+			return "", err
 		}
 		return "(" + frag + ")", nil
 	case *filter.Condition:
