@@ -11,6 +11,9 @@ import (
 type Entry struct {
 	Path   string
 	Source document.Source
+	// at is how the file is opened when it is read: confined to the
+	// listed root, so what is read is what the listing checked.
+	at opener
 }
 
 // Files lists the files Walk reads under roots, in Walk's order, without
@@ -29,7 +32,7 @@ func (l *Loader) Files(roots []string) ([]Entry, error) {
 				return nil, fmt.Errorf("%s and %s both map to source %q: ingest them from separate roots or collections", prev, f.path, f.src.Name)
 			}
 			seen[f.src.Name] = f.path
-			out = append(out, Entry{Path: f.path, Source: f.src})
+			out = append(out, Entry{Path: f.path, Source: f.src, at: f.at})
 		}
 	}
 	return out, nil
@@ -46,5 +49,5 @@ func (l *Loader) Count(roots []string) (int, error) {
 // it to skip unchanged files without parsing them; skipped reports that.
 // Entries may be read concurrently.
 func (l *Loader) ReadIf(ctx context.Context, e Entry, skip func(hash string) bool) (res Result, skipped bool) {
-	return l.readFileIf(ctx, e.Path, e.Source, skip)
+	return l.readFileIf(ctx, e.Path, e.Source, e.at, skip)
 }

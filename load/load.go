@@ -170,7 +170,8 @@ func (l *Loader) Walk(ctx context.Context, roots []string, fn func(Result) error
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := fn(l.readFile(ctx, f.Path, f.Source)); err != nil {
+		res, _ := l.readFileIf(ctx, f.Path, f.Source, f.at, nil)
+		if err := fn(res); err != nil {
 			return err
 		}
 	}
@@ -180,6 +181,7 @@ func (l *Loader) Walk(ctx context.Context, roots []string, fn func(Result) error
 type listed struct {
 	path string
 	src  document.Source
+	at   opener
 }
 
 // list returns the files under root that the walk reads.
@@ -189,9 +191,16 @@ func (l *Loader) list(root string) ([]listed, error) {
 		return nil, fmt.Errorf("read %s: %w", root, err)
 	}
 	if !st.IsDir() {
-		return []listed{{path: root, src: document.Source{Type: document.SourceFile, Name: filepath.ToSlash(filepath.Clean(root))}}}, nil
+		return []listed{{path: root, src: document.Source{Type: document.SourceFile, Name: filepath.ToSlash(filepath.Clean(root))},
+			at: opener{listed: st}}}, nil
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", root, err)
+	}
+	// Files are opened through the root as it was when listed: a link
+	// swapped in later, at any depth, cannot lead a read outside it.
+	dir, err := os.OpenRoot(realRoot)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", root, err)
 	}
@@ -236,7 +245,8 @@ func (l *Loader) list(root string) ([]listed, error) {
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		out = append(out, listed{path: p, src: document.Source{Type: document.SourceFile, Name: rel}})
+		osRel, _ := filepath.Rel(root, p)
+		out = append(out, listed{path: p, src: document.Source{Type: document.SourceFile, Name: rel}, at: opener{root: dir, rel: osRel}})
 		return nil
 	})
 	if err != nil {
@@ -265,26 +275,19 @@ func (l *Loader) ReadFile(ctx context.Context, p string, src document.Source) Re
 }
 
 func (l *Loader) readFile(ctx context.Context, p string, src document.Source) Result {
-	res, _ := l.readFileIf(ctx, p, src, nil)
+	res, _ := l.readFileIf(ctx, p, src, opener{}, nil)
 	return res
 }
 
 // readFileIf reads a file's bytes and, unless skip says their hash is
 // already known, parses them. It reports whether parsing was skipped.
-func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, skip func(hash string) bool) (Result, bool) {
+func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, at opener, skip func(hash string) bool) (Result, bool) {
 	res := Result{Path: p, Source: src}
 	fail := func(err error) (Result, bool) {
 		res.Err = &FileError{Path: p, Err: err}
 		return res, false
 	}
-	st, err := os.Stat(p)
-	if err != nil {
-		return fail(err)
-	}
-	if st.Size() > l.maxSize {
-		return fail(fmt.Errorf("%w: %d bytes is above the %d-byte limit", ErrSkipped, st.Size(), l.maxSize))
-	}
-	data, err := os.ReadFile(p)
+	data, err := at.read(p, l.maxSize)
 	if err != nil {
 		return fail(err)
 	}
