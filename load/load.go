@@ -100,7 +100,15 @@ type Loader struct {
 // HTML, PDF, DOCX, JSON, JSONL and CSV; opt.Readers replaces or adds
 // readers by kind. Nothing is started until a file needs it.
 func New(opt Options) *Loader {
-	pdf := &PDFReader{CacheDir: opt.CacheDir}
+	maxSize := opt.MaxFileSize
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFileSize
+	}
+	// The PDF engine's budgets follow the file size limit, so the one
+	// setting people already know (ingest.max_file_size, --max-file-size)
+	// is the one that raises them.
+	pdf := &PDFReader{CacheDir: opt.CacheDir, MaxMemory: max(DefaultPDFMemory, 4*maxSize), MaxText: max(DefaultPDFText, 2*maxSize),
+		budgetHint: "raise the file size limit (ingest.max_file_size, --max-file-size): the PDF engine gets four times it"}
 	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, pdf: pdf, readers: map[Kind]Reader{
 		KindText:     TextReader{},
 		KindMarkdown: TextReader{},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -24,9 +25,24 @@ import (
 	"github.com/quarry-rag/quarry/document"
 )
 
-// pdfMemoryPages caps the memory of one PDFium instance, in 64 KiB
-// WebAssembly pages (1 GiB), so a hostile file cannot take the machine.
-const pdfMemoryPages = 16384
+// Budgets of the PDF engine. A PDF is a container of compressed streams:
+// a 3 MB file can inflate to gigabytes, so what a read may take is bounded
+// inside the engine, not by the file's size.
+const (
+	// DefaultPDFMemory is the memory one PDFium instance may use (its
+	// WebAssembly linear memory) when PDFReader.MaxMemory is 0. A Loader
+	// gives its PDF reader four times its file size limit, at least this.
+	DefaultPDFMemory = 256 << 20
+	// DefaultPDFText bounds the text one PDF may yield when
+	// PDFReader.MaxText is 0; a Loader gives twice its file size limit, at
+	// least this.
+	DefaultPDFText = 64 << 20
+	// pdfRecycleBytes is the memory an instance may keep between files:
+	// one that grew past it is retired after its file, and its memory
+	// goes back to the system, so one large PDF does not leave every
+	// worker holding its high-water mark.
+	pdfRecycleBytes = 64 << 20
+)
 
 // PDFReader reads the text of a PDF, one document per page with
 // Provenance.Page set (1-based); pages without text give no document.
@@ -47,6 +63,15 @@ type PDFReader struct {
 	// Workers is how many PDFs are read at once (runtime.GOMAXPROCS when
 	// 0); each worker is a PDFium instance with its own memory.
 	Workers int
+	// MaxMemory bounds one instance's memory in bytes (DefaultPDFMemory
+	// when 0): a file that needs more fails with a message that says so,
+	// and the process stays within Workers × MaxMemory for PDFs.
+	MaxMemory int64
+	// MaxText bounds the text one file may yield in bytes (DefaultPDFText
+	// when 0).
+	MaxText int64
+	// budgetHint says which setting raises the budgets, for messages.
+	budgetHint string
 
 	mu     sync.Mutex // guards the fields below
 	pool   pdfium.Pool
@@ -69,14 +94,111 @@ func (r *PDFReader) Read(ctx context.Context, f File) ([]*document.Document, err
 	// A done context kills the instance: PDFium has no cancellation of its
 	// own, and the runtime closes the module on the next check.
 	stop := context.AfterFunc(ctx, func() { _ = inst.Kill() })
-	docs, err := readPDF(ctx, inst, f.Data)
+	docs, err := readPDF(ctx, inst, f.Data, r.maxText())
+	size, known := instanceMemory(inst)
 	if stop() {
-		_ = inst.Close()
+		// An instance that failed, or grew past what it may keep, is
+		// retired: the pool starts a fresh one for the next file and the
+		// old one's memory is unmapped now.
+		if err != nil || !known || size > pdfRecycleBytes {
+			_ = inst.Kill()
+		} else {
+			_ = inst.Close()
+		}
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("pdf: %w", ctx.Err())
 	}
-	return docs, err
+	if err != nil && known && size+pdfNearLimit >= uint64(r.maxMemory()) {
+		return nil, fmt.Errorf("pdf: reading it needs more than the %s the PDF engine may use (a stream expands past it)%s", byteSize(r.maxMemory()), r.hint())
+	}
+	return docs, cleanError(err)
+}
+
+// pdfNearLimit is how close to its budget an instance's memory must be
+// for a failed read to be blamed on the budget.
+const pdfNearLimit = 2 << 20
+
+func (r *PDFReader) maxMemory() int64 {
+	if r.MaxMemory > 0 {
+		return r.MaxMemory
+	}
+	return DefaultPDFMemory
+}
+
+func (r *PDFReader) maxText() int64 {
+	if r.MaxText > 0 {
+		return r.MaxText
+	}
+	return DefaultPDFText
+}
+
+func (r *PDFReader) hint() string {
+	if r.budgetHint == "" {
+		return ""
+	}
+	return "; " + r.budgetHint
+}
+
+// instanceMemory is the size of an instance's linear memory. go-pdfium
+// does not export it, so it is read through the instance's exported Module
+// field by reflection; TestPDFMemoryProbe fails if a new go-pdfium moves
+// it, and an unknown size retires the instance after every file.
+func instanceMemory(inst pdfium.Pdfium) (uint64, bool) {
+	impl := inst.GetImplementation()
+	if impl == nil {
+		return 0, false
+	}
+	v := reflect.ValueOf(impl)
+	if v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return 0, false
+	}
+	mod := v.FieldByName("Module")
+	if !mod.IsValid() || mod.IsNil() {
+		return 0, false
+	}
+	m := mod.MethodByName("Memory")
+	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+		return 0, false
+	}
+	out := m.Call(nil)[0]
+	if !out.IsValid() || (out.Kind() == reflect.Interface && out.IsNil()) {
+		return 0, false
+	}
+	mem, ok := out.Interface().(api.Memory)
+	if !ok {
+		return 0, false
+	}
+	return uint64(mem.Size()), true
+}
+
+// cleanError keeps the first line of an engine error: wazero appends a
+// WebAssembly stack trace that tells a user nothing.
+func cleanError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "\n"); i >= 0 {
+		return errors.New(strings.TrimSpace(msg[:i]))
+	}
+	return err
+}
+
+// byteSize writes a byte count the way people read it.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // start brings up the runtime on first use.
@@ -95,7 +217,7 @@ func (r *PDFReader) start() (pdfium.Pool, error) {
 		// The bundled PDFium lowers setjmp/longjmp to exception handling.
 		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
 		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(pdfMemoryPages)
+		WithMemoryLimitPages(uint32(min(r.maxMemory()>>16, 65536)))
 	if dir := r.cacheDir(); dir != "" {
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			r.cache = cache
@@ -107,6 +229,9 @@ func (r *PDFReader) start() (pdfium.Pool, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	pool, err := webassembly.Init(webassembly.Config{
+		// Linear memories come from allocatePDFMemory: reserved at the
+		// budget, never copied to grow, unmapped when an instance goes.
+		Context:       experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(allocatePDFMemory)),
 		MaxIdle:       workers,
 		MaxTotal:      workers,
 		RuntimeConfig: cfg,
@@ -162,7 +287,7 @@ func (r *PDFReader) Close() error {
 	return nil
 }
 
-func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte) ([]*document.Document, error) {
+func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte, maxText int64) ([]*document.Document, error) {
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {
 		return nil, openError(err)
@@ -173,6 +298,7 @@ func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte) ([]*document.
 		return nil, fmt.Errorf("pdf: count pages: %w", err)
 	}
 	var docs []*document.Document
+	var total int64
 	for i := range n.PageCount {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -180,6 +306,9 @@ func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte) ([]*document.
 		text, err := pageText(inst, opened.Document, i)
 		if err != nil {
 			return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+		}
+		if total += int64(len(text)); total > maxText {
+			return nil, fmt.Errorf("pdf: the text passes %s by page %d of %d; the reader takes at most that from one file", byteSize(maxText), i+1, n.PageCount)
 		}
 		if strings.TrimSpace(text) == "" {
 			continue

@@ -2,6 +2,8 @@ package split
 
 import (
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/quarry-rag/quarry/document"
 )
@@ -9,9 +11,9 @@ import (
 // RecursiveConfig configures the recursive splitter; Markdown and Auto use it
 // as their token budget too.
 type RecursiveConfig struct {
-	// MaxTokens is the most cl100k_base tokens in a chunk; 0 means 512. Only
-	// a single word longer than that (a URL, a base64 blob) exceeds it: words
-	// are never cut.
+	// MaxTokens is the most cl100k_base tokens in a chunk; 0 means 512. A
+	// single word longer than that (a URL, a base64 blob, a 10 MB token) is
+	// cut by characters into pieces within it: no chunk exceeds the budget.
 	MaxTokens int
 	// OverlapTokens bounds, in tokens, how much of the previous chunk's end
 	// a chunk starts with: the most whole sentences that fit, else the
@@ -79,16 +81,90 @@ func (r *Recursive) Split(doc *document.Document) ([]*document.Document, error) 
 	return chunks(doc, p), nil
 }
 
+// recursiveWindow bounds the text one pass of the splitter works on. Its
+// bookkeeping is several machine words per word of text, so a 45 MB
+// paragraph would take over a gigabyte at once; longer text is first cut
+// into windows at the strongest boundary near each window's end.
+const recursiveWindow = 1 << 20
+
 // pieces cuts text[from:to] into verbatim pieces with offsets into text.
 func (r *Recursive) pieces(text string, from, to int) ([]piece, error) {
-	words := fields(text[from:to])
-	if len(words) == 0 {
-		return nil, nil
+	if to-from <= recursiveWindow {
+		return r.window(text, from, to)
 	}
+	var out []piece
+	for w := from; w < to; {
+		end := windowEnd(text, w, to)
+		p, err := r.window(text, w, end)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+		w = end
+	}
+	return out, nil
+}
+
+// windowEnd is where the window starting at w ends: the last paragraph
+// break, else sentence end, else white space in the window's final
+// sixteenth, else the window's end at a character boundary.
+func windowEnd(text string, w, to int) int {
+	end := w + recursiveWindow
+	if end >= to {
+		return to
+	}
+	lo := end - recursiveWindow/16
+	if i := strings.LastIndex(text[lo:end], "\n\n"); i >= 0 {
+		return lo + i + 2
+	}
+	for _, sep := range []string{". ", "? ", "! ", ".\n", "\n", " ", "\t"} {
+		if i := strings.LastIndex(text[lo:end], sep); i >= 0 {
+			return lo + i + len(sep)
+		}
+	}
+	for end > w && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	return end
+}
+
+// window cuts text[from:to] into verbatim pieces with offsets into text.
+// A word far over the budget is cut apart first, so the tokenizer (whose
+// cost grows faster than linearly in one word's length) never sees it
+// whole; the text between such words is cut as usual.
+func (r *Recursive) window(text string, from, to int) ([]piece, error) {
+	words := fields(text[from:to])
 	for i := range words {
 		words[i].start += from
 		words[i].end += from
 	}
+	var out []piece
+	seg := 0
+	for i, w := range words {
+		if w.end-w.start <= 8*r.maxTokens {
+			continue
+		}
+		p, err := r.plain(text, words[seg:i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+		out = append(out, r.hardCut(text, w)...)
+		seg = i + 1
+	}
+	p, err := r.plain(text, words[seg:])
+	if err != nil {
+		return nil, err
+	}
+	return append(out, p...), nil
+}
+
+// plain cuts the text spanned by words (offsets into text) into pieces.
+func (r *Recursive) plain(text string, words []word) ([]piece, error) {
+	if len(words) == 0 {
+		return nil, nil
+	}
+	from, to := words[0].start, words[len(words)-1].end
 	nw := len(words)
 	count := func(s, e int) (int, error) { return r.tok.Count(text[words[s].start:words[e-1].end]) }
 
@@ -163,7 +239,15 @@ func (r *Recursive) pieces(text string, from, to int) ([]piece, error) {
 			s, e = n, fit(n, n)
 		}
 		if e == n {
-			e = n + 1 // a word over the budget on its own is never cut
+			// A word over the budget on its own: cut it by characters.
+			// Its pieces take no overlap; the next chunk starts after it.
+			if hard := r.hardCut(text, words[n]); len(hard) > 1 {
+				out = append(out, hard...)
+				n++
+				s = n
+				continue
+			}
+			e = n + 1
 		}
 		c := e
 		if e < nw {
@@ -230,4 +314,31 @@ func (r *Recursive) overlapStart(s, c int, strength []int, est func(int, int) in
 		}
 	}
 	return o, nil
+}
+
+// hardCut cuts one word into pieces of at most maxTokens bytes, each
+// ending at a character boundary. A token covers at least one byte, so each
+// piece is within the budget without tokenizing the word; such words (a
+// base64 blob, a run of one character) are rarely prose.
+func (r *Recursive) hardCut(text string, w word) []piece {
+	var out []piece
+	for pos := w.start; pos < w.end; {
+		end := runeFloor(text, pos, min(pos+r.maxTokens, w.end))
+		out = append(out, piece{start: pos, end: end})
+		pos = end
+	}
+	return out
+}
+
+// runeFloor moves i back to a character boundary, never to pos or before
+// (a single character is the least a piece holds).
+func runeFloor(text string, pos, i int) int {
+	for i > pos+1 && i < len(text) && !utf8.RuneStart(text[i]) {
+		i--
+	}
+	if i <= pos {
+		_, n := utf8.DecodeRuneInString(text[pos:])
+		return pos + n
+	}
+	return i
 }

@@ -3,6 +3,7 @@ package split_test
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"unicode"
 
 	"github.com/quarry-rag/quarry/document"
@@ -151,10 +152,13 @@ func TestRecursivePrefersParagraphs(t *testing.T) {
 	}
 }
 
-func TestRecursiveLongWordIsItsOwnChunk(t *testing.T) {
-	long := strings.Repeat("x9", 600) // far over 64 tokens
+// TestRecursiveLongWordIsCut: a word over the budget is cut by characters
+// into chunks of its own within the budget, which together are the word.
+func TestRecursiveLongWordIsCut(t *testing.T) {
+	long := strings.Repeat("x9", 600) + "é" + strings.Repeat("日本", 300) // far over 64 tokens
 	text := "Some words before it. " + long + " and some words after it, quite a few of them in fact."
-	r, err := split.NewRecursive(split.RecursiveConfig{MaxTokens: 64, OverlapTokens: 8})
+	tok := new(split.Tokenizer)
+	r, err := split.NewRecursive(split.RecursiveConfig{MaxTokens: 64, OverlapTokens: 8, Tokenizer: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,17 +166,64 @@ func TestRecursiveLongWordIsItsOwnChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
+	var joined strings.Builder
 	for _, c := range chunks {
-		if strings.Contains(c.Content, long) {
-			found = true
-			if c.Content != long {
-				t.Errorf("the long word shares its chunk: %q", c.Content)
+		n, err := tok.Count(c.Content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 64 {
+			t.Errorf("chunk of %d tokens: %q", n, c.Content)
+		}
+		if !utf8.ValidString(c.Content) {
+			t.Errorf("chunk cut inside a character: %q", c.Content)
+		}
+		if strings.Contains(c.Content, "x9") || strings.Contains(c.Content, "日本") {
+			if strings.Contains(c.Content, " ") {
+				t.Errorf("a piece of the long word shares its chunk: %q", c.Content)
 			}
+			joined.WriteString(c.Content)
+		}
+		if got := text[c.Provenance.CharStart:c.Provenance.CharEnd]; got != c.Content {
+			t.Errorf("offsets %d-%d give %q, not the chunk", c.Provenance.CharStart, c.Provenance.CharEnd, got)
 		}
 	}
-	if !found {
-		t.Errorf("long word lost: %q", contents(chunks))
+	if joined.String() != long {
+		t.Errorf("the long word's pieces do not rebuild it: %d of %d bytes", joined.Len(), len(long))
+	}
+}
+
+// TestRecursiveHugeParagraph: text far past the splitter's window is cut
+// into windows and loses nothing; every chunk is within budget.
+func TestRecursiveHugeParagraph(t *testing.T) {
+	words := []string{"alpha", "beta", "gamma", "delta", "stone", "quarry", "river"}
+	var b strings.Builder
+	for i := 0; b.Len() < 3<<20; i++ {
+		b.WriteString(words[i*7%len(words)])
+		b.WriteByte(' ')
+	}
+	text := strings.TrimSpace(b.String())
+	tok := new(split.Tokenizer)
+	r, err := split.NewRecursive(split.RecursiveConfig{NoOverlap: true, Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := r.Split(fileDoc("a.txt", text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := 0
+	for _, c := range chunks {
+		if n, _ := tok.Count(c.Content); n > 512 {
+			t.Fatalf("chunk of %d tokens", n)
+		}
+		if strings.TrimSpace(text[end:c.Provenance.CharStart]) != "" {
+			t.Fatalf("text lost before offset %d", c.Provenance.CharStart)
+		}
+		end = c.Provenance.CharEnd
+	}
+	if end != len(text) {
+		t.Fatalf("chunks end at %d of %d", end, len(text))
 	}
 }
 
