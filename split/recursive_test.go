@@ -3,8 +3,8 @@ package split_test
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/split"
