@@ -146,6 +146,15 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	r.total = len(entries)
+	// The sources' hashes are read under the collection's ingestion lock,
+	// so a run that waited for another sees what that one committed.
+	if lk, ok := opt.Collection.Store().Backend().(store.IngestLocker); ok {
+		unlock, err := lk.LockIngest(ctx, opt.Collection.Name())
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		defer unlock()
+	}
 	states, err := opt.Collection.Sources(ctx)
 	if err != nil {
 		return nil, err

@@ -198,6 +198,15 @@ type HybridSearcher interface {
 	SearchHybrid(ctx context.Context, coll string, req SearchRequest) ([]Hit, error)
 }
 
+// IngestLocker is implemented by backends that serialise ingestions of one
+// collection across processes: the second of two runs over the same folder
+// waits for the first, then finds what it wrote unchanged instead of doing
+// the work again. unlock releases the lock; a process that dies releases it
+// too.
+type IngestLocker interface {
+	LockIngest(ctx context.Context, collection string) (unlock func(), err error)
+}
+
 // Driver opens a backend from the part of the URL after the scheme.
 type Driver interface {
 	Open(ctx context.Context, url string) (Backend, error)

@@ -87,12 +87,21 @@ CREATE TABLE IF NOT EXISTS journal (
 
 // openDB opens the database with one writer connection and a small pool of
 // readers. WAL lets readers run while a write commits; synchronous=FULL
-// makes an acknowledged write survive power loss, not only a process crash.
+// makes an acknowledged write survive power loss, not only a process crash;
+// write transactions begin IMMEDIATE, so writers in other processes wait
+// for each other within the busy timeout instead of failing.
 func openDB(ctx context.Context, path string) (w, r *sql.DB, err error) {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"} {
 		q.Add("_pragma", p)
 	}
+	// Every write transaction takes the write lock when it begins
+	// (BEGIN IMMEDIATE). A deferred one that reads first and then writes
+	// cannot be helped by the busy timeout: when another process wrote in
+	// between, SQLite fails it at once with "database is locked" instead of
+	// waiting, which is how concurrent `ingest` and `serve` used to lose
+	// the hierarchy step.
+	q.Set("_txlock", "immediate")
 	dsn := "file:" + path + "?" + q.Encode()
 	w, err = sql.Open("sqlite", dsn)
 	if err != nil {
