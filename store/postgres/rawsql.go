@@ -11,7 +11,7 @@ import (
 // one Quarry opens, and it holds no statement separator, no comment and no
 // dollar-quoted string — the three ways text could end the expression
 // early or hide the rest of the statement. Quoted strings and identifiers
-// are skipped by PostgreSQL's own rules (E'' strings with backslash
+// are skipped by PostgreSQL's own rules (E” strings with backslash
 // escapes; a backslash in a plain string is refused, since a server with
 // standard_conforming_strings off would read it differently). What remains is an expression ANDed inside the collection and
 // the caller's scope: it can only narrow the rows, which is why raw
@@ -66,7 +66,7 @@ func checkFragment(frag string) error {
 
 // skipQuoted returns the index of the quote that closes the one at start;
 // a doubled quote is an escaped one, and with esc a backslash escapes the
-// next byte (PostgreSQL's E'' strings).
+// next byte (PostgreSQL's E” strings).
 func skipQuoted(s string, start int, q byte, esc bool) (int, error) {
 	for i := start + 1; i < len(s); i++ {
 		switch s[i] {
