@@ -11,7 +11,7 @@ import (
 // one Quarry opens, and it holds no statement separator, no comment and no
 // dollar-quoted string — the three ways text could end the expression
 // early or hide the rest of the statement. Quoted strings and identifiers
-// are skipped by PostgreSQL's own rules (E” strings with backslash
+// are skipped by PostgreSQL's own rules (E'...' strings with backslash
 // escapes; a backslash in a plain string is refused, since a server with
 // standard_conforming_strings off would read it differently). What remains is an expression ANDed inside the collection and
 // the caller's scope: it can only narrow the rows, which is why raw
