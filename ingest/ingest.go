@@ -212,10 +212,26 @@ func (r *run) startJob(ctx context.Context) error {
 	}
 	now := time.Now().UTC()
 	r.job = &store.Job{ID: uuid.NewString(), Kind: JobKind, Collection: r.opt.Collection.Name(), Params: r.opt.JobParams,
-		State: store.JobRunning, Total: r.total, Started: now, Updated: now}
+		State: store.JobRunning, Owner: store.CurrentOwner(), Total: r.total, Started: now, Updated: now}
 	if err := r.opt.Jobs.PutJob(ctx, *r.job); err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}
+	// The heartbeat keeps the job's Updated time moving through long
+	// embedding calls, so only a dead process's job reads as interrupted.
+	r.beatStop, r.beatDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(r.beatDone)
+		t := time.NewTicker(store.JobHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-r.beatStop:
+				return
+			case <-t.C:
+				r.recordJob(context.WithoutCancel(ctx), true)
+			}
+		}
+	}()
 	return nil
 }
 
@@ -235,6 +251,10 @@ func (r *run) recordJob(ctx context.Context, force bool) {
 }
 
 func (r *run) finishJob(err error) {
+	if r.beatStop != nil {
+		close(r.beatStop)
+		<-r.beatDone
+	}
 	r.mu.Lock()
 	if r.job == nil {
 		r.mu.Unlock()
@@ -268,6 +288,8 @@ type run struct {
 	// and serialises Progress calls.
 	mu  sync.Mutex
 	job *store.Job
+	// beatStop ends the job's heartbeat; beatDone closes when it has.
+	beatStop, beatDone chan struct{}
 }
 
 // prepared is one file after reading and splitting.

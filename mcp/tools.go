@@ -104,7 +104,7 @@ type Job struct {
 	ID         string `json:"id"`
 	Kind       string `json:"kind"`
 	Collection string `json:"collection"`
-	State      string `json:"state" jsonschema:"running, done or failed"`
+	State      string `json:"state" jsonschema:"running, done, failed or interrupted (its process stopped; quarry ingest --resume)"`
 	Files      int    `json:"files" jsonschema:"files handled so far"`
 	Total      int    `json:"total" jsonschema:"files found"`
 	Chunks     int    `json:"chunks" jsonschema:"chunks written so far"`
@@ -208,7 +208,7 @@ func (s *Server) addTools() error {
 		Description: "List the collections with their passage counts and filterable fields, the embedding " +
 			"model, whether the server is read-only, and the latest ingestion job."}, s.status)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIngestStatus, Annotations: readOnly("Ingestion job status"),
-		Description: "Report an ingestion job's state (running, done or failed) and progress: files handled " +
+		Description: "Report an ingestion job's state (running, done, failed or interrupted) and progress: files handled " +
 			"of the total, chunks written, files that failed."}, s.ingestStatus)
 	s.addHierarchyTools()
 	if s.cfg.ReadOnly {

@@ -160,7 +160,7 @@ type TextEvent struct {
 type Job struct {
 	ID         string `json:"id"`
 	Collection string `json:"collection"`
-	State      string `json:"state" enum:"running,done,failed"`
+	State      string `json:"state" enum:"running,done,failed,interrupted"`
 	Files      int    `json:"files" doc:"Files handled so far"`
 	Total      int    `json:"total" doc:"Files found"`
 	Chunks     int    `json:"chunks" doc:"Chunks written so far"`

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -875,5 +876,39 @@ func TestRawFiltersRefused(t *testing.T) {
 	r := f.do(t, "POST", "/v1/collections/kb/search", granted, map[string]any{"query": "x", "filter": raw})
 	if strings.Contains(r.raw, "not accepted from requests") {
 		t.Errorf("a granted key was refused by the policy: %s", r.raw)
+	}
+}
+
+// TestJobOfDeadProcess: a job left running by a process that died reads as
+// interrupted, and its event stream ends with that state.
+func TestJobOfDeadProcess(t *testing.T) {
+	f := newFixture(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	js, err := f.store.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	now := time.Now().UTC()
+	if err := js.PutJob(context.Background(), store.Job{ID: "killed", Kind: "ingest", Collection: "default", State: store.JobRunning,
+		Owner: store.JobOwner{Host: host, PID: cmd.Process.Pid}, Started: now, Updated: now}); err != nil {
+		t.Fatal(err)
+	}
+	r := f.do(t, "GET", "/v1/jobs/killed", "", nil)
+	if r.body["state"] != "interrupted" {
+		t.Fatalf("job of a dead process: %s", r.raw)
+	}
+	done := make(chan []event, 1)
+	go func() { done <- f.events(t, "GET", "/v1/jobs/killed/events", "", nil) }()
+	select {
+	case evs := <-done:
+		if len(evs) == 0 || evs[len(evs)-1].data["state"] != "interrupted" {
+			t.Fatalf("events: %v", evs)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the event stream of an interrupted job did not end")
 	}
 }

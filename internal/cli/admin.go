@@ -205,7 +205,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			}
 			if j := st.LastJob; j != nil {
 				state := j.State
-				if state == store.JobRunning && time.Since(j.Updated) > staleAfter {
+				if state == store.JobInterrupted {
 					state = "interrupted (quarry ingest --resume)"
 				}
 				fmt.Fprintf(stdio.Out, "\nlast job        %s %s into %q: %s, %d/%d files, %d chunks, started %s\n",

@@ -135,10 +135,6 @@ type ingestParams struct {
 	Prune      bool           `json:"prune,omitempty"`
 }
 
-// staleAfter is how long a running job may go without an update before it
-// counts as interrupted.
-const staleAfter = 30 * time.Second
-
 // interruptedJob finds the newest ingestion that failed or stopped updating.
 func interruptedJob(ctx context.Context, f *kbFlags) (ingestParams, error) {
 	k, err := openKB(ctx, f, false)
@@ -158,7 +154,7 @@ func interruptedJob(ctx context.Context, f *kbFlags) (ingestParams, error) {
 		if j.Kind != ingest.JobKind {
 			continue
 		}
-		interrupted := j.State == store.JobFailed || (j.State == store.JobRunning && time.Since(j.Updated) > staleAfter)
+		interrupted := j.State == store.JobFailed || j.State == store.JobInterrupted
 		if !interrupted {
 			break // the newest ingestion finished (or is still running)
 		}
