@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
@@ -20,10 +23,27 @@ var ErrOutOfScope = errors.New("outside this client's scope")
 // collection's schema and, under a scope, checks each matches the scope
 // and replaces no document outside it — all before the embedding call —
 // then embeds the documents and upserts them.
+//
+// Under a scope, ids live in the scope's own id space: each id is stored
+// behind the scope's prefix ("s" and 12 hex digits of the scope's hash, then
+// ":"), and the documents carry those ids afterwards. A
+// key holder can neither learn that another tenant's id exists nor claim
+// it first, and ids a scoped add returned are written back unchanged.
 func Add(ctx context.Context, c *store.Collection, emb embed.Embedder, docs []*document.Document, scope filter.Expr) error {
 	inScope, err := filter.NewMatcher(scope)
 	if err != nil {
 		return fmt.Errorf("scope: %w", err)
+	}
+	if scope != nil {
+		prefix, err := scopePrefix(scope)
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			if !strings.HasPrefix(d.ID, prefix) {
+				d.ID = prefix + d.ID
+			}
+		}
 	}
 	seen := make(map[string]int, len(docs))
 	texts := make([]string, len(docs))
@@ -50,8 +70,9 @@ func Add(ctx context.Context, c *store.Collection, emb embed.Embedder, docs []*d
 			return fmt.Errorf("add to %q: %w", c.Name(), err)
 		}
 		for _, o := range old {
+			// Only an unscoped writer can have put a document there.
 			if !inScope.MatchDocument(o) {
-				return fmt.Errorf("documents[%d]: id %q is taken, %w", seen[o.ID], o.ID, ErrOutOfScope)
+				return fmt.Errorf("documents[%d]: id %q cannot be written under this scope, %w", seen[o.ID], o.ID, ErrOutOfScope)
 			}
 		}
 	}
@@ -68,4 +89,16 @@ func Add(ctx context.Context, c *store.Collection, emb embed.Embedder, docs []*d
 		return fmt.Errorf("add to %q: %w", c.Name(), err)
 	}
 	return nil
+}
+
+// scopePrefix starts the ids of documents added under scope: a hash of
+// the scope's canonical form, so keys with the same filter share one id
+// space.
+func scopePrefix(scope filter.Expr) (string, error) {
+	canon, err := filter.Format(scope)
+	if err != nil {
+		return "", fmt.Errorf("scope: %w", err)
+	}
+	sum := sha256.Sum256([]byte(canon))
+	return "s" + hex.EncodeToString(sum[:6]) + ":", nil
 }

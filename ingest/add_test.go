@@ -67,7 +67,6 @@ func TestAdd(t *testing.T) {
 		{"duplicate ids", []*document.Document{doc("a", "acme"), doc("a", "acme")}, nil, store.ErrInvalidRequest, "share id"},
 		{"schema", []*document.Document{doc("a", "")}, nil, store.ErrInvalidRequest, "documents[0]"},
 		{"outside the scope", []*document.Document{doc("a", "acme"), doc("b", "globex")}, acme, ingest.ErrOutOfScope, "documents[1]"},
-		{"replacing a document outside the scope", []*document.Document{doc("g1", "acme")}, acme, ingest.ErrOutOfScope, `id "g1" is taken`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := emb.calls
@@ -80,13 +79,39 @@ func TestAdd(t *testing.T) {
 			}
 		})
 	}
-	if err := ingest.Add(ctx, c, emb, []*document.Document{doc("a1", "acme"), doc("a2", "acme")}, acme); err != nil {
+	// Ids live in the scope's id space: another tenant's id neither shows
+	// it exists (no error to tell taken from free) nor is replaced.
+	added := []*document.Document{doc("a1", "acme"), doc("a2", "acme"), doc("g1", "acme")}
+	if err := ingest.Add(ctx, c, emb, added, acme); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := c.Count(ctx, acme); n != 2 {
-		t.Fatalf("%d acme documents, want 2", n)
+	if n, _ := c.Count(ctx, acme); n != 3 {
+		t.Fatalf("%d acme documents, want 3", n)
 	}
 	if got, _ := c.Get(ctx, []string{"g1"}); len(got) != 1 || got[0].Metadata["tenant"] != "globex" {
 		t.Fatalf("globex's document changed: %+v", got)
+	}
+	for _, d := range added {
+		if _, id, ok := strings.Cut(d.ID, ":"); !ok || !strings.HasPrefix(d.ID, "s") || id == "" {
+			t.Errorf("scoped id %q", d.ID)
+		}
+	}
+	// Writing back a returned id updates that document, not a new one.
+	again := doc(added[0].ID, "acme")
+	again.Content = "new text"
+	if err := ingest.Add(ctx, c, emb, []*document.Document{again}, acme); err != nil || again.ID != added[0].ID {
+		t.Fatalf("rewrite %q: %v", again.ID, err)
+	}
+	if n, _ := c.Count(ctx, acme); n != 3 {
+		t.Fatalf("%d acme documents after a rewrite, want 3", n)
+	}
+	// Globex, scoped the same way, keeps its own ids free of acme's claims.
+	globex := filter.Eq("tenant", "globex")
+	mine := []*document.Document{doc("a1", "globex")}
+	if err := ingest.Add(ctx, c, emb, mine, globex); err != nil {
+		t.Fatalf("globex adding the id acme claimed: %v", err)
+	}
+	if mine[0].ID == added[0].ID {
+		t.Fatalf("two scopes share id %q", mine[0].ID)
 	}
 }

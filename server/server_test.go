@@ -489,11 +489,20 @@ func TestScopedKey(t *testing.T) {
 	if rs := results(g); len(rs) != 1 || rs[0]["id"] != "g1" {
 		t.Fatalf("globex's document is gone: %s", g.raw)
 	}
-	// Writing another tenant's document, or over its id, is refused.
+	// Writing another tenant's document is refused; another tenant's id is
+	// neither revealed nor replaced: the key's ids live in its own space.
 	expect(t, "write other tenant", f.do(t, "POST", "/v1/collections/kb/documents", acme, map[string]any{"documents": []map[string]any{
 		{"text": "planted", "metadata": map[string]any{"tenant": "globex"}}}}), 403, server.CodeOutOfScope)
-	expect(t, "overwrite other tenant's id", f.do(t, "POST", "/v1/collections/kb/documents", acme, map[string]any{"documents": []map[string]any{
-		{"id": "g1", "text": "overwritten", "metadata": map[string]any{"tenant": "acme"}}}}), 403, server.CodeOutOfScope)
+	taken := f.do(t, "POST", "/v1/collections/kb/documents", acme, map[string]any{"documents": []map[string]any{
+		{"id": "g1", "text": "acme's own g1", "metadata": map[string]any{"tenant": "acme"}}}})
+	free := f.do(t, "POST", "/v1/collections/kb/documents", acme, map[string]any{"documents": []map[string]any{
+		{"id": "never-used", "text": "acme's own never-used", "metadata": map[string]any{"tenant": "acme"}}}})
+	expect(t, "an id another tenant has", taken, 200, "")
+	expect(t, "a free id", free, 200, "")
+	if ids := taken.body["ids"].([]any); ids[0] == "g1" || !strings.HasSuffix(ids[0].(string), ":g1") {
+		t.Fatalf("acme's g1 stored as %v", ids)
+	}
+	f.do(t, "POST", "/v1/collections/kb/documents/delete", acme, map[string]any{"filter": "sourceName = 'manual'"})
 	expect(t, "upload other tenant", f.upload(t, "kb", acme, map[string]string{"x.md": "planted text here"}, `{"tenant":"globex"}`), 403, server.CodeOutOfScope)
 	// An upload under the key gets the tenant and a source of its own.
 	r := f.upload(t, "kb", acme, map[string]string{"pricing.md": "# Acme\n\nAcme upload about pricing tiers.\n"}, "")
