@@ -132,19 +132,19 @@ func (s *Server) addHierarchyTools() {
 	}
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddNode, Annotations: write("Add a knowledge node", false),
 		Description: "Add a node under a parent (the root when omitted), with optional triggers. A name " +
-			"another node already has elsewhere becomes \"{parent} · {name}\"."}, s.addNode)
+			"another node already has elsewhere becomes \"{parent} · {name}\"."}, writes(s, s.addNode))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddChunks, Annotations: write("Add passages to a node", false),
 		Description: "Place passages under a node: new texts (stored and embedded first) or the ids of stored " +
-			"passages (moved from their node). Their headings and code symbols join the node's triggers."}, s.addChunks)
+			"passages (moved from their node). Their headings and code symbols join the node's triggers."}, writes(s, s.addChunks))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolRebuildLinks,
 		Annotations: &sdk.ToolAnnotations{Title: "Rebuild knowledge links", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Rebuild the tag_overlap and cross_ref links from the nodes' triggers and passages " +
-			"(semantic links are kept). Ingestion does this already; call it after editing nodes."}, s.rebuildLinks)
+			"(semantic links are kept). Ingestion does this already; call it after editing nodes."}, writes(s, s.rebuildLinks))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolRemoveNode, Annotations: write("Remove a knowledge node", true),
 		Description: "Remove a node and its subtree, with their links. The passages stay in the collection; " +
-			"the root cannot be removed."}, s.removeNode)
+			"the root cannot be removed."}, writes(s, s.removeNode))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolRenameNode, Annotations: write("Rename a knowledge node", false),
-		Description: "Rename a node; the paths of its subtree follow. Later ingestions keep the new name."}, s.renameNode)
+		Description: "Rename a node; the paths of its subtree follow. Later ingestions keep the new name."}, writes(s, s.renameNode))
 }
 
 // hierarchy opens a collection's hierarchy for a call. Clients under a

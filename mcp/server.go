@@ -15,13 +15,16 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
@@ -85,6 +88,28 @@ type Scope struct {
 	// fragments (the store's own query language); off by default. They are
 	// merged under Filter, so they only narrow.
 	AllowRawFilters bool
+	// ReadOnly refuses the tools that change the knowledge base (a read
+	// key's client); Config.ReadOnly leaves them out altogether.
+	ReadOnly bool
+	// NoServerPaths refuses knowledge_ingest, which reads the server's
+	// folders (keys below admin, as over the HTTP API).
+	NoServerPaths bool
+}
+
+// writes wraps the handler of a tool that changes the knowledge base: a
+// client whose scope is read-only is refused before the call runs.
+func writes[In, Out any](s *Server, h sdk.ToolHandlerFor[In, Out]) sdk.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		sc, err := s.scope(ctx, req)
+		if err == nil && sc.ReadOnly {
+			err = errors.New("refused: this client may only read (its key has read permission)")
+		}
+		if err != nil {
+			var zero Out
+			return nil, zero, err
+		}
+		return h(ctx, req, in)
+	}
 }
 
 func (sc Scope) allows(collection string) bool {
@@ -93,6 +118,15 @@ func (sc Scope) allows(collection string) bool {
 
 // scope returns the scope of a call.
 func (s *Server) scope(ctx context.Context, req *sdk.CallToolRequest) (Scope, error) {
+	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
+		if k, ok := req.Extra.TokenInfo.Extra[tokenKey].(keys.Key); ok {
+			sc, err := keyScope(s.cfg.Scope, k)
+			if err != nil {
+				return Scope{}, fmt.Errorf("refused: %w", err)
+			}
+			return sc, nil
+		}
+	}
 	if s.cfg.ScopeFor == nil {
 		return s.cfg.Scope, nil
 	}
@@ -184,6 +218,88 @@ func (s *Server) Handler() http.Handler {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp },
 		&sdk.StreamableHTTPOptions{Logger: s.log, SessionTimeout: sessionTimeout})
 	return http.NewCrossOriginProtection().Handler(h)
+}
+
+// tokenKey is where a verified key travels in a call's TokenInfo.
+const tokenKey = "quarry.key"
+
+// HTTPHandler is Handler under Quarry's API keys, with the HTTP API's
+// rules: once kf holds an active key (at start or since), every request
+// needs one as a bearer token and each call is held to that key's scope
+// (its collections, filter and permission, on top of Config.Scope); a
+// key file that empties later refuses everyone. Without keys only loopback
+// clients are answered. The session a key opened stays bound to it.
+func (s *Server) HTTPHandler(kf *keys.File) http.Handler {
+	plain := s.Handler()
+	if kf == nil {
+		return loopbackOnly(plain)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		k, ok := kf.Lookup(token)
+		if !ok {
+			id, _ := keys.ID(token)
+			s.log.Info("mcp: refused a key", "key", id)
+			return nil, fmt.Errorf("%w: the API key is unknown or revoked", auth.ErrInvalidToken)
+		}
+		// Keys do not expire; the file is re-read as it changes, so a
+		// revoked key is refused at its next request.
+		return &auth.TokenInfo{UserID: k.ID, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{tokenKey: k}}, nil
+	}
+	authed := auth.RequireBearerToken(verify, nil)(plain)
+	var keyed atomic.Bool
+	keyed.Store(kf.Active())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !keyed.Load() && kf.Active() {
+			keyed.Store(true)
+			s.log.Info("mcp: a key was created; every request now needs a key")
+		}
+		if keyed.Load() {
+			authed.ServeHTTP(w, r)
+			return
+		}
+		loopbackOnly(plain).ServeHTTP(w, r)
+	})
+}
+
+// loopbackOnly answers loopback clients only.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !keys.LoopbackPeer(r.RemoteAddr) {
+			http.Error(w, "this MCP server has no API keys and answers loopback clients only", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// keyScope is the scope of a call made with key k: the server's scope
+// narrowed by the key's collections and filter; a read key may not change
+// anything and only an admin key without a filter may ingest server paths.
+func keyScope(base Scope, k keys.Key) (Scope, error) {
+	f, err := k.Scope()
+	if err != nil {
+		return Scope{}, err
+	}
+	sc := base
+	sc.Filter = filter.Merge(base.Filter, f)
+	switch {
+	case len(base.Collections) == 0:
+		sc.Collections = slices.Clone(k.Collections)
+	case len(k.Collections) > 0:
+		sc.Collections = nil
+		for _, c := range k.Collections {
+			if slices.Contains(base.Collections, c) {
+				sc.Collections = append(sc.Collections, c)
+			}
+		}
+		if len(sc.Collections) == 0 {
+			sc.Collections = []string{"\x00none"} // the key and the server share no collection
+		}
+	}
+	sc.AllowRawFilters = base.AllowRawFilters || k.AllowRawFilters
+	sc.ReadOnly = base.ReadOnly || !k.Permission.Allows(keys.PermWrite)
+	sc.NoServerPaths = base.NoServerPaths || !k.Permission.Allows(keys.PermAdmin)
+	return sc, nil
 }
 
 // Close cancels running ingestions and waits for them to stop. An

@@ -219,15 +219,15 @@ func (s *Server) addTools() error {
 		Description: "Ingest files or folders (Markdown, text, code, HTML, PDF, JSON, CSV…) into a collection. " +
 			"Runs as a background job and returns its id at once; follow it with knowledge_ingest_status. " +
 			"Unchanged files are skipped, changed files replaced. Paths must lie inside the server's roots " +
-			"(see knowledge_status)."}, s.ingest)
+			"(see knowledge_status)."}, writes(s, s.ingest))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddDocuments,
 		Annotations: &sdk.ToolAnnotations{Title: "Add documents", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Add texts to a collection, each searchable as one passage, with optional metadata and " +
-			"source name. Give an id to replace a document later."}, s.addDocuments)
+			"source name. Give an id to replace a document later."}, writes(s, s.addDocuments))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolDelete,
 		Annotations: &sdk.ToolAnnotations{Title: "Delete passages", DestructiveHint: new(true), OpenWorldHint: new(false)},
 		Description: "Delete passages from a collection: every passage of a source, or every passage matching " +
-			"a metadata filter. Give source or filter (both: passages matching both)."}, s.delete)
+			"a metadata filter. Give source or filter (both: passages matching both)."}, writes(s, s.delete))
 	return nil
 }
 
@@ -599,8 +599,8 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if err != nil {
 		return nil, out, err
 	}
-	if sc.Filter != nil {
-		return nil, out, fmt.Errorf("ingestion is not open to a client with a scope filter: add texts with %s, with metadata that matches the scope", ToolAddDocuments)
+	if sc.Filter != nil || sc.NoServerPaths {
+		return nil, out, fmt.Errorf("ingestion of server folders is not open to this client (a scope filter, or a key below admin): add texts with %s, with metadata that matches the scope", ToolAddDocuments)
 	}
 	if len(in.Paths) == 0 {
 		return nil, out, errors.New("paths is empty: give at least one file or folder")

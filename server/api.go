@@ -16,6 +16,7 @@ import (
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -273,7 +274,7 @@ func useErrorSchema(api huma.API) {
 }
 
 // authorize checks the caller may do perm on collection ("" for none).
-func (s *Server) authorize(ctx context.Context, perm Permission, collection string) (*principal, error) {
+func (s *Server) authorize(ctx context.Context, perm keys.Permission, collection string) (*principal, error) {
 	p := principalFrom(ctx)
 	if p == nil {
 		return nil, apiError(http.StatusUnauthorized, CodeUnauthorized, "no credentials")
@@ -387,7 +388,7 @@ func (s *Server) collections(ctx context.Context, p *principal) ([]CollectionInf
 }
 
 func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error) {
-	p, err := s.authorize(ctx, PermRead, "")
+	p, err := s.authorize(ctx, keys.PermRead, "")
 	if err != nil {
 		return nil, err
 	}
@@ -398,14 +399,14 @@ func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error)
 	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: s.cfg.Collection, Model: s.cfg.Embedder.Model(),
 		Chat: s.cfg.Model != nil, Keys: s.keysActive(), Permission: string(p.perm), Scoped: p.scope != nil,
 		Uploads: s.cfg.IngestOptions != nil, Collections: cs}
-	if s.roots != nil && p.perm.Allows(PermAdmin) {
+	if s.roots != nil && p.perm.Allows(keys.PermAdmin) {
 		st.Roots = s.roots.Dirs()
 	}
 	return &body[Status]{Body: st}, nil
 }
 
 func (s *Server) listCollections(ctx context.Context, _ *struct{}) (*body[CollectionList], error) {
-	p, err := s.authorize(ctx, PermRead, "")
+	p, err := s.authorize(ctx, keys.PermRead, "")
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +418,7 @@ func (s *Server) listCollections(ctx context.Context, _ *struct{}) (*body[Collec
 }
 
 func (s *Server) createCollection(ctx context.Context, in *body[NewCollection]) (*body[CollectionInfo], error) {
-	p, err := s.authorize(ctx, PermAdmin, in.Body.Name)
+	p, err := s.authorize(ctx, keys.PermAdmin, in.Body.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +439,7 @@ func (s *Server) createCollection(ctx context.Context, in *body[NewCollection]) 
 }
 
 func (s *Server) deleteCollection(ctx context.Context, in *CollectionPath) (*struct{}, error) {
-	p, err := s.authorize(ctx, PermAdmin, in.Collection)
+	p, err := s.authorize(ctx, keys.PermAdmin, in.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +461,7 @@ type upsertInput struct {
 }
 
 func (s *Server) upsertDocuments(ctx context.Context, in *upsertInput) (*body[DocumentsResult], error) {
-	p, err := s.authorize(ctx, PermWrite, in.Collection)
+	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -505,7 +506,7 @@ type deleteInput struct {
 }
 
 func (s *Server) deleteDocuments(ctx context.Context, in *deleteInput) (*body[DeleteResult], error) {
-	p, err := s.authorize(ctx, PermWrite, in.Collection)
+	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -538,7 +539,7 @@ type searchInput struct {
 }
 
 func (s *Server) search(ctx context.Context, in *searchInput) (*body[SearchResult], error) {
-	p, err := s.authorize(ctx, PermRead, in.Collection)
+	p, err := s.authorize(ctx, keys.PermRead, in.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -608,7 +609,7 @@ type askRun struct {
 }
 
 func (s *Server) prepareAsk(ctx context.Context, in *askInput) (*askRun, error) {
-	p, err := s.authorize(ctx, PermRead, in.Collection)
+	p, err := s.authorize(ctx, keys.PermRead, in.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -719,7 +720,7 @@ type threadPath struct {
 }
 
 func (s *Server) getThread(ctx context.Context, in *threadPath) (*body[Thread], error) {
-	p, err := s.authorize(ctx, PermRead, "")
+	p, err := s.authorize(ctx, keys.PermRead, "")
 	if err != nil {
 		return nil, err
 	}
@@ -739,7 +740,7 @@ func (s *Server) getThread(ctx context.Context, in *threadPath) (*body[Thread], 
 }
 
 func (s *Server) deleteThread(ctx context.Context, in *threadPath) (*struct{}, error) {
-	p, err := s.authorize(ctx, PermRead, "")
+	p, err := s.authorize(ctx, keys.PermRead, "")
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/keys"
 )
 
 // Tree is a collection's knowledge hierarchy.
@@ -33,7 +34,7 @@ func (s *Server) registerHierarchy() {
 // hierarchyOf opens a collection's hierarchy for a caller. Keys with a
 // filter are refused: nodes span every document of a collection.
 func (s *Server) hierarchyOf(ctx context.Context, coll string) (*hierarchy.Hierarchy, error) {
-	p, err := s.authorize(ctx, PermRead, coll)
+	p, err := s.authorize(ctx, keys.PermRead, coll)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quarry-rag/quarry/hierarchy"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/server"
 	"github.com/quarry-rag/quarry/store"
@@ -14,8 +15,8 @@ import (
 
 func TestHierarchyEndpoints(t *testing.T) {
 	f := newFixture(t)
-	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
-	acme := mustKey(t, f.keys, server.KeySpec{Permission: server.PermRead, Filter: "tenant = 'acme'"})
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	acme := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead, Filter: "tenant = 'acme'"})
 	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema}), 201, "")
 	r := f.do(t, "GET", "/v1/collections/kb/tree", admin, nil)
 	expect(t, "empty tree", r, 200, "")

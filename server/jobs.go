@@ -22,6 +22,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -42,7 +43,7 @@ type uploadInput struct {
 // id, so they can never replace another client's sources, and the scope's
 // equality conditions are added to the chunks' metadata.
 func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted], error) {
-	p, err := s.authorize(ctx, PermWrite, in.Collection)
+	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ type ingestInput struct {
 // ingestPaths ingests files from the server's ingest roots: admin keys
 // only, and never a path outside the roots.
 func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobStarted], error) {
-	p, err := s.authorize(ctx, PermAdmin, in.Collection)
+	p, err := s.authorize(ctx, keys.PermAdmin, in.Collection)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +370,7 @@ type jobPath struct {
 // job returns a job the caller may see: a key with a scope sees the jobs
 // it started; others see the jobs of their collections.
 func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
-	p, err := s.authorize(ctx, PermRead, "")
+	p, err := s.authorize(ctx, keys.PermRead, "")
 	if err != nil {
 		return store.Job{}, err
 	}
@@ -457,7 +458,7 @@ type listJobsInput struct {
 }
 
 func (s *Server) listJobs(ctx context.Context, in *listJobsInput) (*body[JobList], error) {
-	p, err := s.authorize(ctx, PermAdmin, "")
+	p, err := s.authorize(ctx, keys.PermAdmin, "")
 	if err != nil {
 		return nil, err
 	}

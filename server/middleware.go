@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,13 +14,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/keys"
 )
 
 // principal is who makes a request: a key, or everyone on a server
 // without keys.
 type principal struct {
-	key   *Key // nil without keys
-	perm  Permission
+	key   *keys.Key // nil without keys
+	perm  keys.Permission
 	scope filter.Expr // the key's mandatory filter; nil for none
 }
 
@@ -119,7 +119,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				writeError(w, e)
 				return
 			}
-			if r.URL.Path == "/metrics" && (!p.perm.Allows(PermAdmin) || p.scope != nil) {
+			if r.URL.Path == "/metrics" && (!p.perm.Allows(keys.PermAdmin) || p.scope != nil) {
 				writeError(w, apiError(http.StatusForbidden, CodeForbidden, "metrics need an admin key without a filter"))
 				return
 			}
@@ -214,10 +214,10 @@ func (s *Server) authenticate(r *http.Request) (*principal, *Error) {
 		// Keyless serving is meant for loopback (ListenAddr); a request
 		// from elsewhere means the listener was put on another address
 		// by hand, and it gets nothing.
-		if !loopbackPeer(r.RemoteAddr) {
+		if !keys.LoopbackPeer(r.RemoteAddr) {
 			return nil, apiError(http.StatusForbidden, CodeForbidden, "this server has no API keys and answers loopback clients only")
 		}
-		return &principal{perm: PermAdmin}, nil
+		return &principal{perm: keys.PermAdmin}, nil
 	}
 	if !s.cfg.Keys.Active() {
 		if s.keysLost.CompareAndSwap(false, true) {
@@ -240,7 +240,7 @@ func (s *Server) authenticate(r *http.Request) (*principal, *Error) {
 	}
 	k, ok := s.cfg.Keys.Lookup(token)
 	if !ok {
-		id, _ := keyID(token)
+		id, _ := keys.ID(token)
 		s.log.Info("server: refused a key", "key", id)
 		return nil, apiError(http.StatusUnauthorized, CodeUnauthorized, "the API key is unknown or revoked")
 	}
@@ -297,15 +297,4 @@ func (s *Server) limit(p *principal) *Error {
 		return apiError(http.StatusTooManyRequests, CodeRateLimited, "this key's rate limit is exceeded; retry after a second")
 	}
 	return nil
-}
-
-// loopbackPeer reports whether a request's remote address is on the
-// loopback interface.
-func loopbackPeer(remote string) bool {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -4,7 +4,7 @@
 // /openapi.json, with the web UI at / (package server/ui).
 //
 // Every endpoint calls the library; a handler only checks the caller's key,
-// reads the request and writes the response. Keys (KeyFile) carry a
+// reads the request and writes the response. Keys (keys.File) carry a
 // permission, the collections they reach and a mandatory filter that is
 // merged by AND into every search, answer and delete, so no request can
 // widen it. Without keys the server is meant for loopback only
@@ -33,6 +33,7 @@ import (
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/rag"
@@ -83,7 +84,7 @@ type Config struct {
 	UploadDir string
 	// Keys are the API keys; nil, or a file without an active key, serves
 	// every request with full rights (see ListenAddr).
-	Keys *KeyFile
+	Keys *keys.File
 	// RateLimit is a key's requests per second when the key sets none;
 	// DefaultRateLimit when 0, unlimited when negative.
 	RateLimit float64

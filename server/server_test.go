@@ -21,6 +21,7 @@ import (
 
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/server"
 	"github.com/quarry-rag/quarry/store"
@@ -32,7 +33,7 @@ import (
 type fixture struct {
 	url   string
 	root  string
-	keys  *server.KeyFile
+	keys  *keys.File
 	srv   *server.Server
 	store *store.Store
 	logs  *syncBuffer
@@ -74,7 +75,7 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	}
 	loader := load.New(load.Options{})
 	t.Cleanup(func() { loader.Close() })
-	kf, err := server.OpenKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kf, err := keys.Open(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func results(r response) []map[string]any {
 	return out
 }
 
-func mustKey(t *testing.T, kf *server.KeyFile, spec server.KeySpec) string {
+func mustKey(t *testing.T, kf *keys.File, spec keys.Spec) string {
 	t.Helper()
 	_, token, err := kf.Create(spec)
 	if err != nil {
@@ -428,8 +429,8 @@ func TestEndpoints(t *testing.T) {
 // delete another tenant's documents, whatever the request says.
 func TestScopedKey(t *testing.T) {
 	f := newFixture(t)
-	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
-	acme := mustKey(t, f.keys, server.KeySpec{Name: "acme", Permission: server.PermWrite, Filter: "tenant = 'acme'"})
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	acme := mustKey(t, f.keys, keys.Spec{Name: "acme", Permission: keys.PermWrite, Filter: "tenant = 'acme'"})
 	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema}), 201, "")
 	expect(t, "seed", f.do(t, "POST", "/v1/collections/kb/documents", admin, map[string]any{"documents": []map[string]any{
 		{"id": "a1", "text": "Acme pricing: the secret discount is ten percent.", "source": "pricing.md", "metadata": map[string]any{"tenant": "acme", "year": 2025}},
@@ -521,7 +522,7 @@ func TestScopedKey(t *testing.T) {
 	expect(t, "own thread", f.do(t, "GET", "/v1/threads/t1", acme, nil), 200, "")
 	expect(t, "another key's thread", f.do(t, "GET", "/v1/threads/t1", admin, nil), 404, server.CodeNotFound)
 	// A filter holds an admin key too: nothing that reaches every document.
-	scopedAdmin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin, Filter: "tenant = 'acme'"})
+	scopedAdmin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin, Filter: "tenant = 'acme'"})
 	expect(t, "scoped admin: drop", f.do(t, "DELETE", "/v1/collections/kb", scopedAdmin, nil), 403, server.CodeForbidden)
 	expect(t, "scoped admin: jobs", f.do(t, "GET", "/v1/jobs", scopedAdmin, nil), 403, server.CodeForbidden)
 	expect(t, "scoped admin: metrics", f.do(t, "GET", "/metrics", scopedAdmin, nil), 403, server.CodeForbidden)
@@ -537,9 +538,9 @@ func TestScopedKey(t *testing.T) {
 
 func TestPermissions(t *testing.T) {
 	f := newFixture(t)
-	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
-	reader := mustKey(t, f.keys, server.KeySpec{Permission: server.PermRead})
-	writer := mustKey(t, f.keys, server.KeySpec{Permission: server.PermWrite, Collections: []string{"kb"}})
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	reader := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead})
+	writer := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite, Collections: []string{"kb"}})
 	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb"}), 201, "")
 	expect(t, "create other", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "other"}), 201, "")
 	docs := map[string]any{"documents": []map[string]any{{"text": "hello"}}}
@@ -572,9 +573,9 @@ func TestPermissions(t *testing.T) {
 	req.Header.Set("X-API-Key", reader)
 	expect(t, "X-API-Key", send(t, req), 200, "")
 	// A revoked key is refused once the server sees the file change.
-	keys, _ := f.keys.List()
-	for _, k := range keys {
-		if k.Permission == server.PermRead {
+	list, _ := f.keys.List()
+	for _, k := range list {
+		if k.Permission == keys.PermRead {
 			if err := f.keys.Revoke(k.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -619,7 +620,7 @@ func TestLimits(t *testing.T) {
 
 func TestRateLimit(t *testing.T) {
 	f := newFixture(t)
-	k := mustKey(t, f.keys, server.KeySpec{Permission: server.PermRead, RateLimit: 1})
+	k := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead, RateLimit: 1})
 	var limited response
 	for range 5 {
 		if r := f.do(t, "GET", "/v1/status", k, nil); r.status == 429 {
@@ -691,8 +692,8 @@ func TestCrossOrigin(t *testing.T) {
 // appears in the records, whatever the request did.
 func TestNoSecretInLogs(t *testing.T) {
 	f := newFixture(t)
-	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
-	scoped := mustKey(t, f.keys, server.KeySpec{Permission: server.PermWrite, Filter: "tenant = 'acme'"})
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	scoped := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite, Filter: "tenant = 'acme'"})
 	f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema})
 	f.do(t, "POST", "/v1/collections/kb/documents", scoped, map[string]any{"documents": []map[string]any{{"text": "hello", "metadata": map[string]any{"tenant": "acme"}}}})
 	f.do(t, "POST", "/v1/collections/kb/search", scoped, map[string]any{"query": "hello"})
@@ -734,14 +735,14 @@ func TestListenAddr(t *testing.T) {
 
 func TestKeyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.json")
-	kf, err := server.OpenKeyFile(path)
+	kf, err := keys.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if kf.Active() {
 		t.Fatal("an empty key file is active")
 	}
-	k, token, err := kf.Create(server.KeySpec{Name: "n", Permission: server.PermRead, Filter: `{"tenant":"acme"}`})
+	k, token, err := kf.Create(keys.Spec{Name: "n", Permission: keys.PermRead, Filter: `{"tenant":"acme"}`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -758,14 +759,14 @@ func TestKeyFile(t *testing.T) {
 	if k.Filter != `{"operator":"eq","field":"tenant","value":"acme"}` {
 		t.Errorf("filter stored as %s", k.Filter)
 	}
-	other, _ := server.OpenKeyFile(path)
+	other, _ := keys.Open(path)
 	if got, ok := other.Lookup(token); !ok || got.ID != k.ID {
 		t.Fatal("a second reader does not find the key")
 	}
 	if _, ok := other.Lookup(token + "x"); ok {
 		t.Fatal("a wrong token is accepted")
 	}
-	for _, bad := range []server.KeySpec{{Permission: "root"}, {Permission: server.PermRead, Filter: "tenant ="}, {Permission: server.PermRead, RateLimit: -1}} {
+	for _, bad := range []keys.Spec{{Permission: "root"}, {Permission: keys.PermRead, Filter: "tenant ="}, {Permission: keys.PermRead, RateLimit: -1}} {
 		if _, _, err := kf.Create(bad); err == nil {
 			t.Errorf("Create(%+v) succeeded", bad)
 		}
@@ -797,14 +798,14 @@ func TestShutdownStopsJobs(t *testing.T) {
 // disappears; and keyless mode answers loopback peers only.
 func TestKeysFailClosed(t *testing.T) {
 	f := newFixture(t)
-	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
 	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema}), 201, "")
 	expect(t, "anonymous with keys", f.do(t, "GET", "/v1/status", "", nil), 401, server.CodeUnauthorized)
-	keys, err := f.keys.List()
+	list, err := f.keys.List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.keys.Revoke(keys[0].ID); err != nil {
+	if err := f.keys.Revoke(list[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ method, path string }{
@@ -854,9 +855,9 @@ func TestKeylessAnswersLoopbackOnly(t *testing.T) {
 // operator granted raw filters to the key.
 func TestRawFiltersRefused(t *testing.T) {
 	f := newFixture(t)
-	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
-	acme := mustKey(t, f.keys, server.KeySpec{Permission: server.PermWrite, Filter: "tenant = 'acme'"})
-	granted := mustKey(t, f.keys, server.KeySpec{Permission: server.PermWrite, Filter: "tenant = 'acme'", AllowRawFilters: true})
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	acme := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite, Filter: "tenant = 'acme'"})
+	granted := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite, Filter: "tenant = 'acme'", AllowRawFilters: true})
 	expect(t, "create", f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema}), 201, "")
 	raw := map[string]any{"operator": "raw", "store": "postgres", "fragment": "true) OR (true"}
 	nested := map[string]any{"operator": "or", "conditions": []any{map[string]any{"operator": "eq", "field": "tenant", "value": "acme"}, raw}}

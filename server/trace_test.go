@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server"
 )
@@ -41,12 +42,12 @@ func TestSpans(t *testing.T) {
 			}
 		}
 		if root == nil {
-			t.Fatalf("%s: no request span among %v", tc.path, keys(names))
+			t.Fatalf("%s: no request span among %v", tc.path, spanNames(names))
 		}
 		for _, st := range tc.stages {
 			s, ok := names[st]
 			if !ok {
-				t.Errorf("%s: no %q span among %v", tc.path, st, keys(names))
+				t.Errorf("%s: no %q span among %v", tc.path, st, spanNames(names))
 				continue
 			}
 			if s.SpanContext().TraceID() != root.SpanContext().TraceID() {
@@ -65,7 +66,7 @@ func TestSpans(t *testing.T) {
 	}
 }
 
-func keys(m map[string]sdktrace.ReadOnlySpan) []string {
+func spanNames(m map[string]sdktrace.ReadOnlySpan) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -87,8 +88,8 @@ func TestPipelineHook(t *testing.T) {
 			return nil
 		}
 	})
-	admin := mustKey(t, f.keys, server.KeySpec{Permission: server.PermAdmin})
-	acme := mustKey(t, f.keys, server.KeySpec{Permission: server.PermRead, Filter: "tenant = 'acme'"})
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	acme := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead, Filter: "tenant = 'acme'"})
 	f.do(t, "POST", "/v1/collections", admin, map[string]any{"name": "kb", "schema": tenantSchema})
 	f.do(t, "POST", "/v1/collections/kb/documents", admin, map[string]any{"documents": []map[string]any{{"text": "Refunds take fourteen days.", "metadata": map[string]any{"tenant": "acme"}}}})
 	expect(t, "ask", f.do(t, "POST", "/v1/collections/kb/ask", acme, map[string]any{"question": "How long do refunds take?"}), 200, "")

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/config"
-	"github.com/quarry-rag/quarry/server"
+	"github.com/quarry-rag/quarry/keys"
 )
 
 func newKeysCmd(stdio IO) *cobra.Command {
@@ -22,7 +22,7 @@ search, answer and delete it makes. Keys are stored hashed in the knowledge base
 keys.json; a running server sees changes within a second.`,
 	}
 	cmd.PersistentFlags().StringVar(&kbDir, "kb", "", "knowledge base directory (default: ./.quarry, found upward; or $QUARRY_KB)")
-	open := func() (*server.KeyFile, error) {
+	open := func() (*keys.File, error) {
 		dir := kbDir
 		if dir == "" {
 			d, found, err := config.FindKB(".", nil)
@@ -34,7 +34,7 @@ keys.json; a running server sees changes within a second.`,
 			}
 			dir = d
 		}
-		return server.OpenKeyFile(keysFile(dir))
+		return keys.Open(keysFile(dir))
 	}
 	var (
 		name, perm, flt string
@@ -53,11 +53,11 @@ keys.json; a running server sees changes within a second.`,
 			if err != nil {
 				return err
 			}
-			p, err := server.ParsePermission(perm)
+			p, err := keys.ParsePermission(perm)
 			if err != nil {
 				return usageErr(err)
 			}
-			k, token, err := kf.Create(server.KeySpec{Name: name, Permission: p, Collections: colls, Filter: flt, RateLimit: rate, AllowRawFilters: allowRaw})
+			k, token, err := kf.Create(keys.Spec{Name: name, Permission: p, Collections: colls, Filter: flt, RateLimit: rate, AllowRawFilters: allowRaw})
 			if err != nil {
 				return usageErr(err)
 			}

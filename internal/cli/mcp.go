@@ -1,21 +1,18 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/mcp"
+	"github.com/quarry-rag/quarry/server"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -37,7 +34,12 @@ knowledge_ingest_status and, unless --read-only, knowledge_ingest, knowledge_add
 and knowledge_delete.
 
 Without --http the server speaks MCP on stdin and stdout, as assistants that start it
-expect; logs go to stderr. Ingestion reads only paths inside the --root folders.`,
+expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
+
+With --http it serves streamable HTTP under the same rules as quarry serve: with API keys
+(quarry keys create) every request needs one as a bearer token and is held to the key's
+scope; without keys it listens on loopback only. Body reads time out and connections are
+capped.`,
 		Example: `  quarry mcp
   quarry mcp --read-only
   quarry mcp --http 127.0.0.1:8765 --root ./docs`,
@@ -84,7 +86,11 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 				t := &sdk.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
 				return srv.Run(ctx, t)
 			}
-			return serveMCPHTTP(ctx, srv, httpAddr, stdio.Err)
+			kf, err := keys.Open(keysFile(k.dir))
+			if err != nil {
+				return err
+			}
+			return server.ListenAndServe(ctx, srv.HTTPHandler(kf), server.ServeOptions{Addr: httpAddr, Keyed: kf.Active(), Name: "mcp", Logger: logger})
 		},
 	}
 	f.register(cmd)
@@ -95,33 +101,6 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 	cmd.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "accept raw store-tagged filter fragments from the client (default: refused)")
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder knowledge_ingest may read (repeatable; default: the current directory)")
 	return cmd
-}
-
-// serveMCPHTTP serves until ctx is cancelled, then drains requests.
-func serveMCPHTTP(ctx context.Context, srv *mcp.Server, addr string, log io.Writer) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("mcp: listen on %s: %w", addr, err)
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(log, "quarry mcp: serving streamable HTTP on http://%s\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("mcp: serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		// Clients' event streams stay open until closed.
-		hs.Close()
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("mcp: serve: %w", err)
-	}
-	return nil
 }
 
 // nopWriteCloser keeps the transport from closing the process's stdout.

@@ -2,17 +2,14 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server"
 	"github.com/quarry-rag/quarry/store"
@@ -56,7 +53,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				return err
 			}
 			defer k.Close()
-			keys, err := server.OpenKeyFile(keysFile(k.dir))
+			kf, err := keys.Open(keysFile(k.dir))
 			if err != nil {
 				return err
 			}
@@ -77,7 +74,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: level}))
 			cfg := server.Config{
 				Store: k.store, Embedder: k.embedder, Collection: k.cfg.Collection, Mode: mode, AskMode: askMode,
-				TopK: k.cfg.Search.TopK, Model: chat, Roots: roots, Keys: keys, RateLimit: rate,
+				TopK: k.cfg.Search.TopK, Model: chat, Roots: roots, Keys: kf, RateLimit: rate,
 				MaxUploadBytes: maxUpload, RequestTimeout: timeout, CORSOrigins: origins, Logger: logger,
 				AllowRawFilters: allowRaw,
 				IngestOptions:   func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
@@ -103,11 +100,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				return usageErr(err)
 			}
 			defer srv.Close()
-			listen, note := server.ListenAddr(addr, keys.Active())
-			if note != "" {
-				logger.Warn("serve: " + note)
-			}
-			return serveHTTP(ctx, srv.Handler(), listen, logger)
+			return server.ListenAndServe(ctx, srv.Handler(), server.ServeOptions{Addr: addr, Keyed: srv.Keyed(), Name: "serve", Logger: logger})
 		},
 	}
 	f.register(cmd)
@@ -122,30 +115,4 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 	cmd.Flags().Float64Var(&rate, "rate-limit", server.DefaultRateLimit, "requests per second per key, for keys that set none (negative: unlimited)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request (route, status, duration, key id)")
 	return cmd
-}
-
-// serveHTTP serves h until ctx is cancelled, then drains requests.
-func serveHTTP(ctx context.Context, h http.Handler, addr string, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("serve: listen on %s: %w", addr, err)
-	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	log.Info("serve: listening", "url", "http://"+ln.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		hs.Close() // event streams stay open until closed
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
 }

@@ -1,4 +1,8 @@
-package server
+// Package keys holds Quarry's API keys: each a permission, the collections
+// it reaches, a mandatory filter merged by AND into everything it does, and
+// a rate limit, stored by hash in a file the servers re-read as it changes.
+// The HTTP server and the MCP server's HTTP transport both take them.
+package keys
 
 import (
 	"crypto/rand"
@@ -9,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,11 +89,11 @@ type Key struct {
 // keyPrefix starts every key, so a leaked one is easy to recognise.
 const keyPrefix = "qk_"
 
-// KeyFile keeps keys in a JSON file (keys.json in the knowledge base),
+// File keeps keys in a JSON file (keys.json in the knowledge base),
 // readable by its owner only. A server re-reads it when it changes, so a
 // key created or revoked from the command line takes effect within a
 // second. It is safe for concurrent use.
-type KeyFile struct {
+type File struct {
 	path string
 
 	mu      sync.Mutex
@@ -97,9 +102,9 @@ type KeyFile struct {
 	checked time.Time
 }
 
-// OpenKeyFile opens the key file at path; a missing file holds no keys.
-func OpenKeyFile(path string) (*KeyFile, error) {
-	kf := &KeyFile{path: path}
+// Open opens the key file at path; a missing file holds no keys.
+func Open(path string) (*File, error) {
+	kf := &File{path: path}
 	kf.mu.Lock()
 	defer kf.mu.Unlock()
 	if err := kf.reload(true); err != nil {
@@ -110,7 +115,7 @@ func OpenKeyFile(path string) (*KeyFile, error) {
 
 // reload re-reads the file when its modification time changed; at most
 // once a second unless force.
-func (kf *KeyFile) reload(force bool) error {
+func (kf *File) reload(force bool) error {
 	now := time.Now()
 	if !force && now.Sub(kf.checked) < time.Second {
 		return nil
@@ -141,7 +146,7 @@ func (kf *KeyFile) reload(force bool) error {
 	return nil
 }
 
-func (kf *KeyFile) save() error {
+func (kf *File) save() error {
 	b, err := json.MarshalIndent(struct {
 		Keys []Key `json:"keys"`
 	}{kf.keys}, "", "  ")
@@ -174,8 +179,8 @@ func (kf *KeyFile) save() error {
 	return kf.reload(true)
 }
 
-// KeySpec is what a new key may do.
-type KeySpec struct {
+// Spec is what a new key may do.
+type Spec struct {
 	Name        string
 	Permission  Permission
 	Collections []string
@@ -188,7 +193,7 @@ type KeySpec struct {
 
 // Create makes a key and returns its record and the secret, which is shown
 // once and never stored.
-func (kf *KeyFile) Create(spec KeySpec) (Key, string, error) {
+func (kf *File) Create(spec Spec) (Key, string, error) {
 	if spec.Permission.level() == 0 {
 		return Key{}, "", fmt.Errorf("keys: permission %q is not one of read, write, admin", spec.Permission)
 	}
@@ -231,7 +236,7 @@ func (kf *KeyFile) Create(spec KeySpec) (Key, string, error) {
 }
 
 // List returns the keys, revoked ones included.
-func (kf *KeyFile) List() ([]Key, error) {
+func (kf *File) List() ([]Key, error) {
 	kf.mu.Lock()
 	defer kf.mu.Unlock()
 	if err := kf.reload(true); err != nil {
@@ -241,7 +246,7 @@ func (kf *KeyFile) List() ([]Key, error) {
 }
 
 // Revoke marks a key revoked; an unknown id is an error.
-func (kf *KeyFile) Revoke(id string) error {
+func (kf *File) Revoke(id string) error {
 	kf.mu.Lock()
 	defer kf.mu.Unlock()
 	if err := kf.reload(true); err != nil {
@@ -259,10 +264,10 @@ func (kf *KeyFile) Revoke(id string) error {
 }
 
 // Path is the key file's path.
-func (kf *KeyFile) Path() string { return kf.path }
+func (kf *File) Path() string { return kf.path }
 
 // Active reports whether any key is unrevoked.
-func (kf *KeyFile) Active() bool {
+func (kf *File) Active() bool {
 	kf.mu.Lock()
 	defer kf.mu.Unlock()
 	_ = kf.reload(false)
@@ -275,8 +280,8 @@ func (kf *KeyFile) Active() bool {
 }
 
 // Lookup finds the unrevoked key a token is; false for anything else.
-func (kf *KeyFile) Lookup(token string) (Key, bool) {
-	id, ok := keyID(token)
+func (kf *File) Lookup(token string) (Key, bool) {
+	id, ok := ID(token)
 	if !ok {
 		return Key{}, false
 	}
@@ -292,8 +297,8 @@ func (kf *KeyFile) Lookup(token string) (Key, bool) {
 	return Key{}, false
 }
 
-// keyID is the id part of a token, which is safe to log.
-func keyID(token string) (string, bool) {
+// ID is the id part of a token, which is safe to log.
+func ID(token string) (string, bool) {
 	rest, ok := strings.CutPrefix(token, keyPrefix)
 	if !ok {
 		return "", false
@@ -305,4 +310,27 @@ func keyID(token string) (string, bool) {
 func hashKey(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
+}
+
+// Scope parses the key's mandatory filter; nil when it has none.
+func (k Key) Scope() (filter.Expr, error) {
+	if k.Filter == "" {
+		return nil, nil
+	}
+	f, err := filter.Parse(k.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("keys: key %s's filter: %w", k.ID, err)
+	}
+	return f, nil
+}
+
+// LoopbackPeer reports whether a request's remote address is on the
+// loopback interface: the only callers a server without keys answers.
+func LoopbackPeer(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
