@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quarry-rag/quarry/index/bitset"
 	"github.com/quarry-rag/quarry/index/bm25"
@@ -222,6 +223,30 @@ func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
 	return nil
 }
 
+// checkpointIfDue checkpoints the collection when its journal holds rows
+// ids or more, or when a write has waited age since the last checkpoint.
+func (c *coll) checkpointIfDue(ctx context.Context, rows int, age time.Duration) error {
+	c.mu.RLock()
+	seq := c.seq
+	c.mu.RUnlock()
+	c.savedMu.Lock()
+	saved, at := c.savedSeq, c.savedAt
+	c.savedMu.Unlock()
+	if seq == saved {
+		return nil
+	}
+	if time.Since(at) < age {
+		var n int
+		if err := c.b.r.QueryRowContext(ctx, `SELECT count(*) FROM journal WHERE collection_id = ?`, c.cid).Scan(&n); err != nil {
+			return fmt.Errorf("checkpoint %q: %w", c.cfg.Name, err)
+		}
+		if n < rows {
+			return nil
+		}
+	}
+	return c.checkpoint(ctx)
+}
+
 // checkpoint writes the collection's indexes if they changed since the last
 // checkpoint, then trims the journal the checkpoint covers.
 func (c *coll) checkpoint(ctx context.Context) error {
@@ -236,6 +261,7 @@ func (c *coll) checkpoint(ctx context.Context) error {
 	cur, _ := os.ReadFile(filepath.Join(c.b.indexDir(c.cfg.Name), currentFile))
 	name := "ckpt-" + strconv.FormatInt(c.seq, 10)
 	if c.seq == ckptSeq && strings.TrimSpace(string(cur)) == name {
+		c.markSaved(c.seq)
 		return nil
 	}
 	if err := c.writeCheckpoint(name); err != nil {
@@ -247,7 +273,16 @@ func (c *coll) checkpoint(ctx context.Context) error {
 	if _, err := c.b.w.ExecContext(ctx, `DELETE FROM journal WHERE collection_id = ? AND seq <= ?`, c.cid, c.seq); err != nil {
 		return fmt.Errorf("checkpoint %q: trim journal: %w", c.cfg.Name, err)
 	}
+	c.markSaved(c.seq)
 	return nil
+}
+
+// markSaved records that the indexes at seq are on disk. It takes its own
+// lock, since checkpoint holds mu only for reading.
+func (c *coll) markSaved(seq int64) {
+	c.savedMu.Lock()
+	defer c.savedMu.Unlock()
+	c.savedSeq, c.savedAt = seq, time.Now()
 }
 
 func (c *coll) writeCheckpoint(name string) error {

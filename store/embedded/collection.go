@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -39,10 +40,16 @@ type coll struct {
 	vec  *hnsw.Index
 	kw   *bm25.Index
 	meta *metaIndex
+
+	// savedMu guards savedSeq and savedAt: the last write whose indexes
+	// are on disk, and when that was known (see checkpointIfDue).
+	savedMu  sync.Mutex
+	savedSeq int64
+	savedAt  time.Time
 }
 
 func newColl(b *Backend, cid int64, cfg store.CollectionConfig) (*coll, error) {
-	c := &coll{b: b, cfg: cfg, cid: cid}
+	c := &coll{b: b, cfg: cfg, cid: cid, savedAt: time.Now()}
 	if err := c.reset(); err != nil {
 		return nil, err
 	}

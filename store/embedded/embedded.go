@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -44,7 +45,24 @@ func (driver) Open(ctx context.Context, url string) (store.Backend, error) {
 type Options struct {
 	// Logger receives repairs and checkpoint events; slog.Default() when nil.
 	Logger *slog.Logger
+	// A loaded collection is checkpointed in the background once its
+	// journal holds CheckpointRows ids (DefaultCheckpointRows when 0), or
+	// CheckpointAge after an unsaved write (DefaultCheckpointAge when 0),
+	// so reopening after any history of small writes — a server taking
+	// API adds — replays little. A negative CheckpointRows turns the
+	// background checkpoints off (checkpoints then happen after
+	// ingestions and on Close).
+	CheckpointRows int
+	CheckpointAge  time.Duration
 }
+
+// Defaults for background checkpoints. Replaying a journal entry costs
+// about a millisecond (a row read and an HNSW insert), so a thousand keep
+// a reopen near a second at the most.
+const (
+	DefaultCheckpointRows = 1000
+	DefaultCheckpointAge  = time.Minute
+)
 
 // DBFile is the database's file name inside the store directory.
 const DBFile = "quarry.db"
@@ -59,6 +77,11 @@ type Backend struct {
 	mu     sync.Mutex // guards colls and closed
 	colls  map[string]*coll
 	closed bool
+
+	ckptRows int
+	ckptAge  time.Duration
+	stop     chan struct{} // closed by Close to end the checkpointer
+	stopped  chan struct{} // closed when it has ended
 }
 
 // Open opens (creating when needed) the store in dir.
@@ -74,7 +97,47 @@ func Open(ctx context.Context, dir string, opt Options) (*Backend, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Backend{dir: dir, w: w, r: r, log: log, colls: map[string]*coll{}}, nil
+	b := &Backend{dir: dir, w: w, r: r, log: log, colls: map[string]*coll{},
+		ckptRows: opt.CheckpointRows, ckptAge: opt.CheckpointAge, stop: make(chan struct{}), stopped: make(chan struct{})}
+	if b.ckptRows == 0 {
+		b.ckptRows = DefaultCheckpointRows
+	}
+	if b.ckptAge <= 0 {
+		b.ckptAge = DefaultCheckpointAge
+	}
+	if b.ckptRows > 0 {
+		go b.checkpointer()
+	} else {
+		close(b.stopped)
+	}
+	return b, nil
+}
+
+// checkpointer checkpoints loaded collections whose journal has grown
+// past ckptRows ids, or that have held an unsaved write for ckptAge.
+func (b *Backend) checkpointer() {
+	defer close(b.stopped)
+	poll := min(time.Second, b.ckptAge/4)
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+		}
+		b.mu.Lock()
+		colls := make([]*coll, 0, len(b.colls))
+		for _, c := range b.colls {
+			colls = append(colls, c)
+		}
+		b.mu.Unlock()
+		for _, c := range colls {
+			if err := c.checkpointIfDue(context.Background(), b.ckptRows, b.ckptAge); err != nil {
+				b.log.Warn("embedded store: background checkpoint failed; it is retried, and the rows stay the truth", "collection", c.cfg.Name, "err", err)
+			}
+		}
+	}
 }
 
 // Dir returns the store's directory.
@@ -312,6 +375,16 @@ func (b *Backend) Checkpoint(ctx context.Context) error {
 // Close checkpoints the loaded collections and closes the database. A
 // checkpoint that fails is logged, not fatal: the rows are the truth.
 func (b *Backend) Close() error {
+	b.mu.Lock()
+	if !b.closed {
+		select {
+		case <-b.stop:
+		default:
+			close(b.stop)
+		}
+	}
+	b.mu.Unlock()
+	<-b.stopped
 	if err := b.Checkpoint(context.Background()); err != nil {
 		b.log.Warn("embedded store: checkpoint on close failed; indexes will be rebuilt on next open", "dir", b.dir, "err", err)
 	}
