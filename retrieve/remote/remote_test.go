@@ -12,6 +12,7 @@ import (
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/retrieve/remote"
@@ -63,15 +64,15 @@ func remoteQuarry(t *testing.T) (url, acmeKey string, adminKey string) {
 	if err := ingest.Add(ctx, c, emb, docs, nil); err != nil {
 		t.Fatal(err)
 	}
-	kf, err := server.OpenKeyFile(filepath.Join(t.TempDir(), "keys.json"))
+	kf, err := keys.Open(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, acmeKey, err = kf.Create(server.KeySpec{Permission: server.PermRead, Filter: "tenant = 'acme'"})
+	_, acmeKey, err = kf.Create(keys.Spec{Permission: keys.PermRead, Filter: "tenant = 'acme'"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, adminKey, err = kf.Create(server.KeySpec{Permission: server.PermAdmin})
+	_, adminKey, err = kf.Create(keys.Spec{Permission: keys.PermAdmin})
 	if err != nil {
 		t.Fatal(err)
 	}
