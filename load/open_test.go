@@ -1,4 +1,4 @@
-package load_test
+package load
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/quarry-rag/quarry/load"
 )
 
 // TestSymlinkSwapAfterWalk replaces listed files and folders with links to
@@ -25,18 +23,8 @@ func TestSymlinkSwapAfterWalk(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outside, "sub", "b.md"), []byte("the outside secret text\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root := t.TempDir()
-	files := map[string]string{"a.md": "# A\n\ninside text a\n", "sub/b.md": "inside text b\n", "c.md": "inside text c\n"}
-	for name, text := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l := load.New(load.Options{})
+	root := tree(t, map[string]string{"a.md": "# A\n\ninside text a\n", "sub/b.md": "inside text b\n", "c.md": "inside text c\n"})
+	l := New(Options{})
 	defer l.Close()
 	entries, err := l.Files([]string{root})
 	if err != nil {
@@ -75,17 +63,14 @@ func TestSymlinkSwapAfterWalk(t *testing.T) {
 // TestLinksInsideRootStillRead: a link that stays inside the root is read
 // as before.
 func TestLinksInsideRootStillRead(t *testing.T) {
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "real.md"), []byte("inside text\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := tree(t, map[string]string{"real.md": "inside text\n"})
 	if err := os.Symlink("real.md", filepath.Join(root, "alias.md")); err != nil {
 		t.Fatal(err)
 	}
-	l := load.New(load.Options{})
+	l := New(Options{})
 	defer l.Close()
 	var got []string
-	err := l.Walk(context.Background(), []string{root}, func(r load.Result) error {
+	err := l.Walk(context.Background(), []string{root}, func(r Result) error {
 		if r.Err != nil {
 			t.Errorf("%s: %v", r.Source.Name, r.Err)
 		}
