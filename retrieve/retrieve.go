@@ -83,7 +83,9 @@ func (r *Collection) searchRequest(ctx context.Context, req Request) (store.Sear
 			mode = store.ModeHybrid
 		}
 	}
-	sr := store.SearchRequest{Query: req.Query, Mode: mode, Filter: f, TopK: req.TopK, Fusion: r.Fusion}
+	// Passages carry their embeddings: post-processors that compare them
+	// (MMR) and neighbour expansion use them instead of embedding again.
+	sr := store.SearchRequest{Query: req.Query, Mode: mode, Filter: f, TopK: req.TopK, Fusion: r.Fusion, Vectors: true}
 	if mode != store.ModeKeyword {
 		if r.Embedder == nil {
 			return sr, fmt.Errorf("%s search needs the collection's embedder", mode)

@@ -210,20 +210,27 @@ func (c *Collection) Search(ctx context.Context, req SearchRequest) ([]Hit, erro
 		return nil, err
 	}
 	var hits []Hit
-	switch req.Mode {
-	case ModeVector:
+	rs, whole := c.s.b.(RequestSearcher)
+	switch {
+	case whole && req.Mode != ModeHybrid:
+		docs, err := rs.SearchRequest(ctx, c.cfg.Name, req)
+		if err != nil {
+			return nil, fmt.Errorf("%s search in %q: %w", req.Mode, c.cfg.Name, err)
+		}
+		hits = branchHits(docs, req.Explain, req.Mode == ModeVector)
+	case req.Mode == ModeVector:
 		docs, err := c.s.b.SearchVector(ctx, c.cfg.Name, req.Embedding, req.Filter, req.TopK)
 		if err != nil {
 			return nil, fmt.Errorf("vector search in %q: %w", c.cfg.Name, err)
 		}
 		hits = branchHits(docs, req.Explain, true)
-	case ModeKeyword:
+	case req.Mode == ModeKeyword:
 		docs, err := c.s.b.SearchKeyword(ctx, c.cfg.Name, req.Query, req.Filter, req.TopK)
 		if err != nil {
 			return nil, fmt.Errorf("keyword search in %q: %w", c.cfg.Name, err)
 		}
 		hits = branchHits(docs, req.Explain, false)
-	case ModeHybrid:
+	case req.Mode == ModeHybrid:
 		if hs, ok := c.s.b.(HybridSearcher); ok {
 			hits, err = hs.SearchHybrid(ctx, c.cfg.Name, req)
 		} else {

@@ -138,6 +138,10 @@ type SearchRequest struct {
 	Fusion Fusion
 	// Explain asks for each result's per-branch rank and score.
 	Explain bool
+	// Vectors asks for each hit's embedding. Without it a store may leave
+	// Doc.Embedding nil: the embedded store then never reads the vector
+	// blobs, which is most of what a search through it would read.
+	Vectors bool
 }
 
 // Hit is one search result. Doc.Score holds the result's score: cosine
@@ -190,6 +194,13 @@ type Backend interface {
 	// backend has no keyword index.
 	SearchKeyword(ctx context.Context, coll string, query string, f filter.Expr, k int) ([]*document.Document, error)
 	Close() error
+}
+
+// RequestSearcher is implemented by backends whose vector and keyword
+// searches take the whole request (SearchRequest.Vectors among it); the
+// request is validated and has TopK filled.
+type RequestSearcher interface {
+	SearchRequest(ctx context.Context, coll string, req SearchRequest) ([]*document.Document, error)
 }
 
 // HybridSearcher is implemented by backends that run hybrid search in the

@@ -194,7 +194,7 @@ func (c *coll) catchUp(ctx context.Context) error {
 		return fmt.Errorf("read journal of %q: %w", c.cfg.Name, err)
 	}
 	// The rows hold the final state: upsert what exists, drop the rest.
-	docs, err := c.b.loadDocs(ctx, c.cid, touched)
+	docs, err := c.b.loadDocs(ctx, c.cid, touched, true)
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (c *coll) rebuild(ctx context.Context) error {
 
 // hits turns internal results into documents read from SQLite, ordered by
 // score then external id. Callers hold mu (read or write).
-func (c *coll) hits(ctx context.Context, ids []uint32, scores []float64, k int) ([]*document.Document, error) {
+func (c *coll) hits(ctx context.Context, ids []uint32, scores []float64, k int, vectors bool) ([]*document.Document, error) {
 	type cand struct {
 		ext   string
 		score float64
@@ -264,7 +264,7 @@ func (c *coll) hits(ctx context.Context, ids []uint32, scores []float64, k int) 
 	for i, cd := range cands {
 		ext[i] = cd.ext
 	}
-	docs, err := c.b.loadDocs(ctx, c.cid, ext)
+	docs, err := c.b.loadDocs(ctx, c.cid, ext, vectors)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (c *coll) hits(ctx context.Context, ids []uint32, scores []float64, k int) 
 }
 
 // searchVector runs a filtered vector search.
-func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k int) ([]*document.Document, error) {
+func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k int, vectors bool) ([]*document.Document, error) {
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k i
 	if err != nil {
 		return nil, err
 	}
-	return c.hits(ctx, ids, scores, k)
+	return c.hits(ctx, ids, scores, k, vectors)
 }
 
 // vectorIDs returns candidates for the k best allowed documents. Small
@@ -369,7 +369,7 @@ func (c *coll) searchHybrid(ctx context.Context, req store.SearchRequest) ([]sto
 	for i, h := range fused {
 		ext[i] = h.Doc.ID
 	}
-	docs, err := c.b.loadDocs(ctx, c.cid, ext)
+	docs, err := c.b.loadDocs(ctx, c.cid, ext, req.Vectors)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +414,7 @@ const tieSlack = 8
 
 // searchKeyword scores the allowed documents by BM25. The index orders
 // ties by external id itself.
-func (c *coll) searchKeyword(ctx context.Context, query string, f filter.Expr, k int) ([]*document.Document, error) {
+func (c *coll) searchKeyword(ctx context.Context, query string, f filter.Expr, k int, vectors bool) ([]*document.Document, error) {
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -437,7 +437,7 @@ func (c *coll) searchKeyword(ctx context.Context, query string, f filter.Expr, k
 	for i, h := range res {
 		ids[i], scores[i] = h.Doc, h.Score
 	}
-	return c.hits(ctx, ids, scores, k)
+	return c.hits(ctx, ids, scores, k, vectors)
 }
 
 func (c *coll) count(ctx context.Context, f filter.Expr) (int, error) {

@@ -54,7 +54,21 @@ type Options struct {
 	// ingestions and on Close).
 	CheckpointRows int
 	CheckpointAge  time.Duration
+	// MmapBytes is how much of the database each reader connection maps
+	// into memory (DefaultMmapBytes when 0, none when negative);
+	// CacheBytes is each reader's page cache (DefaultCacheBytes when 0,
+	// SQLite's 2 MB when negative). Four readers share the database.
+	MmapBytes  int64
+	CacheBytes int64
 }
+
+// Defaults for the readers. The map is address space backed by the
+// kernel's page cache, so it costs no memory of its own on a small machine;
+// the page caches together hold at most 64 MiB.
+const (
+	DefaultMmapBytes  = 1 << 30
+	DefaultCacheBytes = 16 << 20
+)
 
 // Defaults for background checkpoints. Replaying a journal entry costs
 // about a millisecond (a row read and an HNSW insert), so a thousand keep
@@ -89,7 +103,14 @@ func Open(ctx context.Context, dir string, opt Options) (*Backend, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("embedded store %s: %w", dir, err)
 	}
-	w, r, err := openDB(ctx, filepath.Join(dir, DBFile))
+	rd := readerOptions{mmap: opt.MmapBytes, cache: opt.CacheBytes}
+	if rd.mmap == 0 {
+		rd.mmap = DefaultMmapBytes
+	}
+	if rd.cache == 0 {
+		rd.cache = DefaultCacheBytes
+	}
+	w, r, err := openDB(ctx, filepath.Join(dir, DBFile), rd)
 	if err != nil {
 		return nil, fmt.Errorf("embedded store: %w", err)
 	}
@@ -290,7 +311,7 @@ func (b *Backend) Get(ctx context.Context, name string, ids []string) ([]*docume
 	if err != nil {
 		return nil, err
 	}
-	docs, err := b.loadDocs(ctx, c.cid, ids)
+	docs, err := b.loadDocs(ctx, c.cid, ids, true)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +353,7 @@ func (b *Backend) SearchVector(ctx context.Context, name string, q []float32, f 
 	if err != nil {
 		return nil, err
 	}
-	return c.searchVector(ctx, q, f, k)
+	return c.searchVector(ctx, q, f, k, true)
 }
 
 // SearchKeyword implements store.Backend.
@@ -341,7 +362,7 @@ func (b *Backend) SearchKeyword(ctx context.Context, name string, query string, 
 	if err != nil {
 		return nil, err
 	}
-	return c.searchKeyword(ctx, query, f, k)
+	return c.searchKeyword(ctx, query, f, k, true)
 }
 
 // SearchHybrid implements store.HybridSearcher: both branches run on the
@@ -533,8 +554,26 @@ func (b *Backend) Scan(ctx context.Context, name string, after string, limit int
 	return out, err
 }
 
-// loadDocs reads the rows with the given ids (in no particular order).
-func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string) ([]*document.Document, error) {
+// SearchRequest implements store.RequestSearcher: vector and keyword
+// search that read the vector blobs only when the request asks for them.
+func (b *Backend) SearchRequest(ctx context.Context, name string, req store.SearchRequest) ([]*document.Document, error) {
+	c, err := b.collection(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if req.Mode == store.ModeVector {
+		return c.searchVector(ctx, req.Embedding, req.Filter, req.TopK, req.Vectors)
+	}
+	return c.searchKeyword(ctx, req.Query, req.Filter, req.TopK, req.Vectors)
+}
+
+// loadDocs reads the rows with the given ids (in no particular order);
+// without vectors it leaves the embedding blob unread.
+func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string, vectors bool) ([]*document.Document, error) {
+	emb := "embedding"
+	if !vectors {
+		emb = "x''"
+	}
 	var out []*document.Document
 	for start := 0; start < len(ids); start += maxParams {
 		part := ids[start:min(start+maxParams, len(ids))]
@@ -543,7 +582,7 @@ func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string) ([]*doc
 		for _, id := range part {
 			args = append(args, id)
 		}
-		err := b.scanDocs(ctx, `SELECT id, content, source_type, source_name, metadata, embedding, provenance
+		err := b.scanDocs(ctx, `SELECT id, content, source_type, source_name, metadata, `+emb+`, provenance
 			FROM documents WHERE collection_id = ? AND id IN (`+placeholders(len(part))+`)`, args, func(d *document.Document) error {
 			out = append(out, d)
 			return nil

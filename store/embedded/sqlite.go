@@ -85,12 +85,16 @@ CREATE TABLE IF NOT EXISTS journal (
 ) WITHOUT ROWID;
 `
 
+// readerOptions size the reader connections' memory map and page cache,
+// in bytes; 0 leaves SQLite's default (no map, 2 MB of cache).
+type readerOptions struct{ mmap, cache int64 }
+
 // openDB opens the database with one writer connection and a small pool of
 // readers. WAL lets readers run while a write commits; synchronous=FULL
 // makes an acknowledged write survive power loss, not only a process crash;
 // write transactions begin IMMEDIATE, so writers in other processes wait
 // for each other within the busy timeout instead of failing.
-func openDB(ctx context.Context, path string) (w, r *sql.DB, err error) {
+func openDB(ctx context.Context, path string, rd readerOptions) (w, r *sql.DB, err error) {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"} {
 		q.Add("_pragma", p)
@@ -119,6 +123,16 @@ func openDB(ctx context.Context, path string) (w, r *sql.DB, err error) {
 	rq := url.Values{}
 	for _, p := range []string{"foreign_keys(1)", "busy_timeout(10000)", "query_only(1)"} {
 		rq.Add("_pragma", p)
+	}
+	// Readers map the database and keep a page cache of their own: a
+	// search reads its hits' rows, whose content spills into overflow
+	// pages, and through pread every one of those was a system call. The
+	// map is address space, not memory: the kernel's page cache backs it.
+	if rd.mmap > 0 {
+		rq.Add("_pragma", fmt.Sprintf("mmap_size(%d)", rd.mmap))
+	}
+	if rd.cache > 0 {
+		rq.Add("_pragma", fmt.Sprintf("cache_size(-%d)", rd.cache>>10))
 	}
 	r, err = sql.Open("sqlite", "file:"+path+"?"+rq.Encode())
 	if err != nil {
@@ -234,8 +248,10 @@ func decodeRow(r row) (*document.Document, error) {
 	if err := json.Unmarshal([]byte(r.provenance), &d.Provenance); err != nil {
 		return nil, fmt.Errorf("document %s: provenance: %w", r.id, err)
 	}
-	if d.Embedding, err = decodeVector(r.embedding); err != nil {
-		return nil, fmt.Errorf("document %s: %w", r.id, err)
+	if len(r.embedding) > 0 {
+		if d.Embedding, err = decodeVector(r.embedding); err != nil {
+			return nil, fmt.Errorf("document %s: %w", r.id, err)
+		}
 	}
 	return d, nil
 }

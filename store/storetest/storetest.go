@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"SearchRequestValidation", testSearchRequestValidation},
 		{"KeywordSearch", testKeywordSearch},
 		{"HybridSearch", testHybridSearch},
+		{"SearchVectors", testSearchVectors},
 		{"ConcurrentReadersDuringWrites", testConcurrency},
 		{"ReplaceSources", testReplaceSources},
 		{"Jobs", testJobs},
@@ -619,7 +620,7 @@ func testVectorSearch(t *testing.T, s *store.Store) {
 		doc("identical", "identical", []float32{3, 0}, map[string]any{}),
 		doc("diagonal", "diagonal", []float32{0.5, 0.5}, map[string]any{}),
 	)
-	hits, err := c.Search(ctx(t), store.SearchRequest{Embedding: []float32{1, 0}, Explain: true})
+	hits, err := c.Search(ctx(t), store.SearchRequest{Embedding: []float32{1, 0}, Explain: true, Vectors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1060,5 +1061,47 @@ func testScan(t *testing.T, s *store.Store) {
 	}
 	if !slices.Equal(got, want) || pages != 3 {
 		t.Errorf("scan in %d pages: %v", pages, got)
+	}
+}
+
+// testSearchVectors: with SearchRequest.Vectors every hit carries its
+// stored embedding; without it a store may leave the embedding out, but the
+// hits, their order and their scores are the same.
+func testSearchVectors(t *testing.T, s *store.Store) {
+	c := mustCollection(t, s, "docs", 2)
+	docs := keywordCorpus()
+	mustUpsert(t, c, docs...)
+	stored := map[string][]float32{}
+	for _, d := range docs {
+		stored[d.ID] = d.Embedding
+	}
+	for _, mode := range []store.Mode{store.ModeVector, store.ModeKeyword, store.ModeHybrid} {
+		req := store.SearchRequest{Mode: mode, Query: "shipping days refunds", Embedding: []float32{1, 0.5}, TopK: 5}
+		lean, err := c.Search(ctx(t), req)
+		if errors.Is(err, store.ErrUnsupported) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Vectors = true
+		full, err := c.Search(ctx(t), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lean) != len(full) {
+			t.Fatalf("%s: %d hits without vectors, %d with", mode, len(lean), len(full))
+		}
+		for i := range full {
+			if lean[i].Doc.ID != full[i].Doc.ID || lean[i].Doc.Score != full[i].Doc.Score {
+				t.Errorf("%s hit %d: %s %g without vectors, %s %g with", mode, i, lean[i].Doc.ID, lean[i].Doc.Score, full[i].Doc.ID, full[i].Doc.Score)
+			}
+			if !slices.Equal(full[i].Doc.Embedding, stored[full[i].Doc.ID]) {
+				t.Errorf("%s hit %s: embedding %v, stored %v", mode, full[i].Doc.ID, full[i].Doc.Embedding, stored[full[i].Doc.ID])
+			}
+			if lean[i].Doc.Content != full[i].Doc.Content || lean[i].Doc.SourceName != full[i].Doc.SourceName {
+				t.Errorf("%s hit %s: fields differ without vectors", mode, full[i].Doc.ID)
+			}
+		}
 	}
 }
