@@ -103,7 +103,9 @@ func BenchmarkStoreSearchReadPath(b *testing.B) {
 			b.StopTimer()
 			slices.Sort(before)
 			slices.Sort(after)
-			p := func(d []time.Duration, q float64) float64 { return float64(kwbench.Percentile(d, q).Nanoseconds()) / 1e3 }
+			p := func(d []time.Duration, q float64) float64 {
+				return float64(kwbench.Percentile(d, q).Nanoseconds()) / 1e3
+			}
 			b.ReportMetric(p(before, 50), "before-p50-µs")
 			b.ReportMetric(p(after, 50), "after-p50-µs")
 			b.ReportMetric(p(before, 99), "before-p99-µs")
