@@ -230,9 +230,13 @@ func (c *coll) checkpointIfDue(ctx context.Context, rows int, age time.Duration)
 	seq := c.seq
 	c.mu.RUnlock()
 	c.savedMu.Lock()
-	saved, at := c.savedSeq, c.savedAt
+	saved, at, cost := c.savedSeq, c.savedAt, c.savedCost
 	c.savedMu.Unlock()
-	if seq == saved {
+	// A checkpoint writes the whole collection, so under a stream of
+	// writes (a bulk load through the API) they are spaced to at least
+	// twenty times what the last one took: at most a twentieth of the
+	// time goes to background checkpoints, however large the collection.
+	if seq == saved || time.Since(at) < 20*cost {
 		return nil
 	}
 	if time.Since(at) < age {
@@ -264,9 +268,11 @@ func (c *coll) checkpoint(ctx context.Context) error {
 		c.markSaved(c.seq)
 		return nil
 	}
+	start := time.Now()
 	if err := c.writeCheckpoint(name); err != nil {
 		return fmt.Errorf("checkpoint %q: %w", c.cfg.Name, err)
 	}
+	cost := time.Since(start)
 	if _, err := c.b.w.ExecContext(ctx, `UPDATE collections SET ckpt_seq = ? WHERE id = ? AND ckpt_seq < ?`, c.seq, c.cid, c.seq); err != nil {
 		return fmt.Errorf("checkpoint %q: %w", c.cfg.Name, err)
 	}
@@ -274,6 +280,9 @@ func (c *coll) checkpoint(ctx context.Context) error {
 		return fmt.Errorf("checkpoint %q: trim journal: %w", c.cfg.Name, err)
 	}
 	c.markSaved(c.seq)
+	c.savedMu.Lock()
+	c.savedCost = cost
+	c.savedMu.Unlock()
 	return nil
 }
 

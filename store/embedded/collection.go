@@ -41,11 +41,13 @@ type coll struct {
 	kw   *bm25.Index
 	meta *metaIndex
 
-	// savedMu guards savedSeq and savedAt: the last write whose indexes
-	// are on disk, and when that was known (see checkpointIfDue).
-	savedMu  sync.Mutex
-	savedSeq int64
-	savedAt  time.Time
+	// savedMu guards savedSeq and savedAt, the last write whose indexes
+	// are on disk and when that was known, and savedCost, how long the
+	// last checkpoint took to write (see checkpointIfDue).
+	savedMu   sync.Mutex
+	savedSeq  int64
+	savedAt   time.Time
+	savedCost time.Duration
 }
 
 func newColl(b *Backend, cid int64, cfg store.CollectionConfig) (*coll, error) {
