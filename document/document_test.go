@@ -297,3 +297,17 @@ func TestClone(t *testing.T) {
 		t.Error("Clone shares state with the original")
 	}
 }
+
+func TestStripNonCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                  "plain",
+		"inter\ufffepreter":      "interpreter",
+		"a\uffffb\ufdd0c\ufdefd": "abcd",
+		"x\U0001fffey\U0010ffff": "xy",
+		"keep \ufffd and \u00e9": "keep \ufffd and \u00e9",
+	} {
+		if got := document.StripNonCharacters(in); got != want {
+			t.Errorf("StripNonCharacters(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -69,7 +69,7 @@ func (r DOCXReader) Read(_ context.Context, f File) ([]*document.Document, error
 	if err := withPart(parts[main], w.readBody); err != nil {
 		return nil, fmt.Errorf("docx: %s: %w", main, err)
 	}
-	doc := document.New(w.String())
+	doc := document.New(document.StripNonCharacters(w.String()))
 	doc.ID = ""
 	if cf := parts["docProps/core.xml"]; cf != nil {
 		var title string

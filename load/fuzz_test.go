@@ -41,6 +41,7 @@ func FuzzHTMLReader(f *testing.F) {
 		"<table><tr><td><table><tr><td>nested</td></tr></table></td></tr></table>",
 		"<nav><header><footer><aside>", "<h1><a href=x><img alt=y></a></h1>",
 		"<meta charset=\"shift_jis\"><p>\x82\xa0</p>", "<pre>a\n# b\n```</pre>",
+		"<h2>Learn C#</h2><p>inter\uFFFEpreter</p>", "<h2>x<a href=#x>¶</a></h2>",
 	} {
 		f.Add([]byte(s))
 	}
@@ -53,7 +54,7 @@ func FuzzHTMLReader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(docs) != 1 || !utf8.ValidString(docs[0].Content) {
+		if len(docs) != 1 || !utf8.ValidString(docs[0].Content) || strings.IndexFunc(docs[0].Content, document.NonCharacter) >= 0 {
 			t.Fatalf("documents %v", docs)
 		}
 	})
@@ -84,7 +85,7 @@ func FuzzDOCXReader(f *testing.F) {
 			docs, err = DOCXReader{maxPart: 8 << 20}.Read(context.Background(), File{Path: "f.docx", Data: data})
 			return err
 		})
-		if err == nil && (len(docs) != 1 || strings.Contains(docs[0].Content, "\x00")) {
+		if err == nil && (len(docs) != 1 || strings.Contains(docs[0].Content, "\x00") || strings.IndexFunc(docs[0].Content, document.NonCharacter) >= 0) {
 			t.Fatalf("documents %v", docs)
 		}
 	})
@@ -109,7 +110,8 @@ func FuzzPDFReader(f *testing.F) {
 			return
 		}
 		for i, d := range docs {
-			if d.Provenance.Page < 1 || (i > 0 && d.Provenance.Page <= docs[i-1].Provenance.Page) || !utf8.ValidString(d.Content) {
+			if d.Provenance.Page < 1 || (i > 0 && d.Provenance.Page <= docs[i-1].Provenance.Page) || !utf8.ValidString(d.Content) ||
+				strings.IndexFunc(d.Content, document.NonCharacter) >= 0 {
 				t.Fatalf("page %d: %+v", i, d.Provenance)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"codeberg.org/readeck/go-readability/v2"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding/unicode"
 
 	"github.com/quarry-rag/quarry/document"
 )
@@ -73,7 +75,7 @@ func (r *HTMLReader) Read(ctx context.Context, f File) ([]*document.Document, er
 	if err != nil {
 		return nil, err
 	}
-	d := document.New(text)
+	d := document.New(document.StripNonCharacters(text))
 	d.ID = ""
 	if title != "" {
 		d.Metadata = map[string]any{"title": title}
@@ -82,9 +84,14 @@ func (r *HTMLReader) Read(ctx context.Context, f File) ([]*document.Document, er
 }
 
 // parseHTML decodes the page to UTF-8 (by byte-order mark, <meta> charset,
-// or a guess) and parses it.
+// or a guess) and parses it. A page that declares nothing and is valid
+// UTF-8 throughout is UTF-8: the guess looks at the first kilobyte only,
+// and takes an ASCII start for Windows-1252 ("Café" became "CafÃ©").
 func parseHTML(data []byte) (*html.Node, error) {
-	enc, _, _ := charset.DetermineEncoding(data, "text/html")
+	enc, _, certain := charset.DetermineEncoding(data, "text/html")
+	if !certain && utf8.Valid(data) {
+		enc = unicode.UTF8
+	}
 	r, err := enc.NewDecoder().Bytes(data)
 	if err != nil {
 		return nil, fmt.Errorf("decode html: %w", err)
@@ -115,6 +122,7 @@ func (r *HTMLReader) converter() *converter.Converter {
 			return entityUnescaper.Replace(s)
 		}, converter.PriorityLate)
 		conv.Register.Renderer(renderTableAsLines, converter.PriorityLate)
+		conv.Register.Renderer(renderHeading, converter.PriorityEarly)
 		r.conv = conv
 	})
 	return r.conv
@@ -168,6 +176,29 @@ func renderTableAsLines(ctx converter.Context, w converter.Writer, n *html.Node)
 	w.WriteString("\n\n")
 	w.WriteString(strings.Join(lines, "\n"))
 	w.WriteString("\n\n")
+	return converter.RenderSuccess
+}
+
+// renderHeading writes a heading as one ATX line of its text. The
+// CommonMark plugin's own renderer escapes a heading's trailing '#' by
+// overwriting the character before it ("Learn C#" became "Learn \#"); a
+// text whose last run of '#'s the splitter would read as a closing
+// sequence gets one of its own, so the text survives whole.
+func renderHeading(ctx converter.Context, w converter.Writer, n *html.Node) converter.RenderStatus {
+	level := headingLevel(n)
+	if level == 0 {
+		return converter.RenderTryNext
+	}
+	var b bytes.Buffer
+	ctx.RenderChildNodes(ctx, &b, n)
+	text := collapse(b.String())
+	if text == "" {
+		return converter.RenderSuccess
+	}
+	if t := strings.TrimRight(text, "#"); t != text && (t == "" || strings.HasSuffix(t, " ")) {
+		text += " #"
+	}
+	w.WriteString("\n\n" + strings.Repeat("#", level) + " " + text + "\n\n")
 	return converter.RenderSuccess
 }
 
@@ -437,15 +468,22 @@ func hasHeading(n *html.Node, text string) bool {
 // plain turns links into their text and images into their alt text: URLs
 // are noise in chunks that are embedded and shown as citations.
 func plain(n *html.Node) {
-	var links, imgs []*html.Node
+	var links, imgs, marks []*html.Node
 	each(n, func(e *html.Node) {
 		switch e.DataAtom {
 		case atom.A:
+			if permalink(e) {
+				marks = append(marks, e)
+				return
+			}
 			links = append(links, e)
 		case atom.Img:
 			imgs = append(imgs, e)
 		}
 	})
+	for _, a := range marks {
+		a.Parent.RemoveChild(a)
+	}
 	for _, a := range links {
 		for c := a.FirstChild; c != nil; {
 			next := c.NextSibling
@@ -467,6 +505,32 @@ func plain(n *html.Node) {
 		}
 		img.Parent.RemoveChild(img)
 	}
+}
+
+// permalink reports whether a link is a page's anchor to itself drawn as
+// a glyph (GitHub's and Node.js's "#", Sphinx's "¶", "§", "🔗"): text that
+// means nothing in a passage and would end up in heading paths.
+func permalink(a *html.Node) bool {
+	text := strings.TrimSpace(textOf(a))
+	switch text {
+	case "#", "¶", "§", "🔗", "\U0001f517\ufe0f", "":
+	default:
+		return false
+	}
+	for _, at := range a.Attr {
+		switch at.Key {
+		case "href":
+			if strings.HasPrefix(at.Val, "#") {
+				return true
+			}
+		case "class":
+			c := strings.ToLower(at.Val)
+			if strings.Contains(c, "anchor") || strings.Contains(c, "headerlink") || strings.Contains(c, "permalink") {
+				return true
+			}
+		}
+	}
+	return text != "" && a.Parent != nil && headingLevel(a.Parent) > 0
 }
 
 func headingLevel(e *html.Node) int {

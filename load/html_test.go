@@ -168,3 +168,61 @@ func TestHTMLLeavesUnmarkedFurniture(t *testing.T) {
 		t.Errorf("content:\n%s", doc.Content)
 	}
 }
+
+// TestHTMLHeadingsKeepTheirText: a heading ending in '#' keeps it ("C#"),
+// and permalink glyphs drawn as self-links (GitHub, Node.js, Sphinx) leave
+// headings and text.
+func TestHTMLHeadingsKeepTheirText(t *testing.T) {
+	body := "<p>Enough words in the section to make it a real passage of text.</p>"
+	tests := []struct {
+		heading, want string
+	}{
+		{`<h2>Learn C#</h2>`, "Learn C#"},
+		{`<h2>F# and C#</h2>`, "F# and C#"},
+		{`<h2>Issue #</h2>`, "Issue #"},
+		{`<h2>File system<a class="anchor" href="#file-system">#</a></h2>`, "File system"},
+		{`<h2 id="x"><a href="#x" aria-hidden="true">#</a> Streams</h2>`, "Streams"},
+		{`<h2>Sphinx section<a class="headerlink" href="#s" title="Link to this heading">¶</a></h2>`, "Sphinx section"},
+		{`<h2>Section sign<a href="#sec">§</a></h2>`, "Section sign"},
+	}
+	for _, tt := range tests {
+		page := "<html><head><title>Guide</title></head><body><h1>Guide</h1>" + tt.heading + body + "</body></html>"
+		_, chunks := htmlChunks(t, "p.html", []byte(page))
+		found := false
+		for _, c := range chunks {
+			hs := c.Provenance.HeadingPath
+			if len(hs) > 0 && hs[len(hs)-1] == tt.want {
+				found = true
+			}
+			if strings.ContainsAny(c.Content, "¶§") || strings.Contains(c.Content, `\#`) {
+				t.Errorf("%s: chunk text %q", tt.heading, c.Content)
+			}
+		}
+		if !found {
+			var got [][]string
+			for _, c := range chunks {
+				got = append(got, c.Provenance.HeadingPath)
+			}
+			t.Errorf("%s: heading paths %q, want one ending in %q", tt.heading, got, tt.want)
+		}
+	}
+}
+
+// TestHTMLUTF8WithoutCharset: a page that declares no charset and starts
+// with a kilobyte of ASCII is still read as UTF-8 when it is valid UTF-8.
+func TestHTMLUTF8WithoutCharset(t *testing.T) {
+	page := "<html><body><h1>Menu</h1><p>" + strings.Repeat("plain ascii words ", 120) + "</p><p>Café — naïve, déjà vu.</p></body></html>"
+	docs, err := (&HTMLReader{}).Read(context.Background(), File{Path: "p.html", Data: []byte(page)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := docs[0].Content; !strings.Contains(text, "Café — naïve, déjà vu.") || strings.Contains(text, "Ã") || strings.Contains(text, "â€") {
+		t.Errorf("decoded as %q", text[len(text)-60:])
+	}
+	// A page that is not valid UTF-8 and declares nothing is still guessed.
+	latin := []byte("<html><body><p>caf\xe9 cr\xe8me</p></body></html>")
+	docs, err = (&HTMLReader{}).Read(context.Background(), File{Path: "l.html", Data: latin})
+	if err != nil || !strings.Contains(docs[0].Content, "café crème") {
+		t.Errorf("Windows-1252 page: %v %v", docs, err)
+	}
+}

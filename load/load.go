@@ -317,6 +317,9 @@ func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, 
 		return fail(err)
 	}
 	for _, d := range docs {
+		// No reader lets a non-character through (SEMANTICS: nothing a
+		// person wrote is changed; these are never what a person wrote).
+		d.Content = document.StripNonCharacters(d.Content)
 		d.SourceType, d.SourceName = src.Type, src.Name
 		if d.Provenance.Source == "" {
 			d.Provenance.Source = src.Name

@@ -362,21 +362,37 @@ func pageText(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, index int) (stri
 }
 
 // cleanPDFText turns PDFium's page text into plain lines: CRLF becomes
-// "\n", the hyphen PDFium marks at a line break (U+0002) becomes "-", and
-// other control characters and trailing spaces go.
+// "\n"; a word hyphenated across a line break rejoins (PDFium marks that
+// hyphen with U+0002, or leaves U+FFFE where a soft hyphen was); other
+// control characters, byte-order marks and non-characters go, and so do
+// trailing spaces.
 func cleanPDFText(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
+	rs := []rune(s)
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range s {
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
 		switch {
-		case r == '\x02':
-			b.WriteByte('-')
+		case r == '\x02' || r == '\ufffe':
+			// A break mark at a line's end joins the word across it;
+			// elsewhere a \x02 is a hyphen and a U+FFFE nothing.
+			j := i + 1
+			for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t') {
+				j++
+			}
+			if j < len(rs) && (rs[j] == '\n' || rs[j] == '\r') {
+				i = j
+				continue
+			}
+			if r == '\x02' {
+				b.WriteByte('-')
+			}
 		case r == '\r':
 			b.WriteByte('\n')
 		case r == '\n' || r == '\t':
 			b.WriteRune(r)
-		case unicode.IsControl(r) || r == '\ufeff':
+		case unicode.IsControl(r) || r == '\ufeff' || document.NonCharacter(r):
 		default:
 			b.WriteRune(r)
 		}

@@ -213,3 +213,35 @@ func TestPDFCacheWritten(t *testing.T) {
 		t.Errorf("nothing cached in %s: %v", sharedPDF().CacheDir, err)
 	}
 }
+
+// TestCleanPDFTextRejoinsHyphenation: a word PDFium marks as hyphenated
+// across a line break (U+0002, or U+FFFE where a soft hyphen was) is one
+// word again; no non-character survives.
+func TestCleanPDFTextRejoinsHyphenation(t *testing.T) {
+	for in, want := range map[string]string{
+		"an inter\ufffe\r\npreter here": "an interpreter here",
+		"an inter\x02\r\npreter here":   "an interpreter here",
+		"an inter\x02 \npreter here":    "an interpreter here",
+		"well\x02known":                 "well-known",
+		"odd\ufffe mark":                "odd mark",
+		"non\uffffchar\ufdd0s":          "nonchars",
+		"line one\r\nline two  \r\n":    "line one\nline two",
+	} {
+		if got := cleanPDFText(in); got != want {
+			t.Errorf("cleanPDFText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPDFHyphenatedWord reads a real PDF whose line ends in a hyphenated
+// word: the word is found whole.
+func TestPDFHyphenatedWord(t *testing.T) {
+	docs, err := sharedPDF().Read(context.Background(), File{Path: "h.pdf", Data: makePDF([]string{"The byte code inter-\npreter runs the program."}, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := docs[0].Content
+	if strings.ContainsRune(text, '\ufffe') || strings.ContainsRune(text, '\x02') || !strings.Contains(text, "interpreter runs") {
+		t.Errorf("page text %q", text)
+	}
+}

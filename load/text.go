@@ -35,7 +35,7 @@ func (TextReader) Read(_ context.Context, f File) ([]*document.Document, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := document.New(text)
+	d := document.New(document.StripNonCharacters(text))
 	d.ID = ""
 	return []*document.Document{d}, nil
 }
