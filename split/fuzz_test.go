@@ -245,8 +245,8 @@ func FuzzMarkdown(f *testing.F) {
 			t.Fatal(err)
 		}
 		chunks := splitOrSkip(t, m, "a.md", text)
-		// Only tiny sections, and a cut section's lone heading line, may be
-		// left out.
+		// Only a cut section's lone heading line may be left out: tiny
+		// sections join the next chunk.
 		secs := sections(text)
 		for i, s := range secs {
 			if s.start >= s.end || (i > 0 && s.start != secs[i-1].end) {
@@ -254,12 +254,11 @@ func FuzzMarkdown(f *testing.F) {
 			}
 		}
 		checkVerbatim(t, text, chunks, func(gap string, start int) bool {
-			// Each non-space byte left out lies in a tiny section or on a
-			// section's heading line (the next chunk's overlap may take
-			// part of that line).
+			// Each non-space byte left out lies on a section's heading
+			// line (the next chunk's overlap may take part of that line).
 			for _, s := range secs {
 				lo, hi := max(s.start, start), min(s.end, start+len(gap))
-				if lo >= hi || isTiny(text[s.start:s.end]) {
+				if lo >= hi {
 					continue
 				}
 				lineEnd := s.start

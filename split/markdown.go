@@ -2,13 +2,13 @@ package split
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"github.com/quarry-rag/quarry/document"
 )
 
 // tinyChars is the length, in characters after trimming, below which a
-// section is tiny and dropped; the health audit uses the same definition.
+// section is tiny and joins the next section's chunk; the health audit uses
+// the same definition.
 const tinyChars = 20
 
 // MarkdownConfig configures the Markdown splitter.
@@ -21,8 +21,10 @@ type MarkdownConfig struct {
 // Markdown makes a chunk of each heading section (ATX headings # to ######
 // and Setext headings), recording the path of headings above it. A section
 // runs from its heading line to the next heading of any level; text before
-// the first heading is a section with no heading. Tiny sections, under 20
-// characters after trimming, are dropped. Headings inside fenced code blocks
+// the first heading is a section with no heading. A tiny section, under 20
+// characters after trimming ("## Port" and "Use 8080."), is never dropped:
+// it starts the next section's chunk, or, when it is the last, stands as a
+// chunk of its own. Headings inside fenced code blocks
 // and YAML front matter are not headings. Create it with NewMarkdown.
 type Markdown struct {
 	rec *Recursive
@@ -52,9 +54,20 @@ func (m *Markdown) Split(doc *document.Document) ([]*document.Document, error) {
 
 func (m *Markdown) pieces(text string) ([]piece, error) {
 	var out []piece
-	for _, sec := range sections(text) {
-		if utf8.RuneCountInString(strings.TrimSpace(text[sec.start:sec.end])) < tinyChars {
+	secs := sections(text)
+	pending := -1 // start of tiny sections waiting to join the next one
+	for n, sec := range secs {
+		if strings.TrimSpace(text[sec.start:sec.end]) == "" {
 			continue
+		}
+		if n < len(secs)-1 && isTiny(text[sec.start:sec.end]) {
+			if pending < 0 {
+				pending = sec.start
+			}
+			continue
+		}
+		if pending >= 0 {
+			sec.start, pending = pending, -1
 		}
 		ps, err := m.rec.pieces(text, sec.start, sec.end)
 		if err != nil {

@@ -59,8 +59,9 @@ func TestMarkdownHeadingPaths(t *testing.T) {
 		{[]string{"Install"}, "# Install\n\nDownload", 6, 8},
 		{[]string{"Install", "From source"}, "## From source", 10, 12},
 		{[]string{"Install", "From source", "Requirements"}, "### Requirements", 14, 16},
-		// "## Tiny" is under 20 characters and dropped.
-		{[]string{"Use"}, "# Use\n\n```sh\n# not a heading", 20, 25},
+		// "## Tiny" is under 20 characters: it starts the next chunk, so
+		// its text stays searchable.
+		{[]string{"Use"}, "## Tiny\n\n# Use\n\n```sh\n# not a heading", 18, 25},
 		{[]string{"Use", "Setext title"}, "Setext title\n---", 27, 30},
 	}
 	if len(chunks) != len(wants) {
@@ -169,5 +170,35 @@ func TestMarkdownCutLeavesNoHeadingOnlyChunk(t *testing.T) {
 	}
 	if tips < 2 {
 		t.Errorf("the long section gave %d chunks", tips)
+	}
+}
+
+// TestMarkdownShortSectionsKept: a section under 20 characters is never
+// dropped: it joins the next section's chunk, or stands alone when last;
+// a heading that only opens its subsections stays in their paths.
+func TestMarkdownShortSectionsKept(t *testing.T) {
+	m, err := split.NewMarkdown(split.MarkdownConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"# Config\n\n## Port\n\nUse 8080.\n\n## Host\n\nThe host name is read from the environment.\n", []string{"Use 8080.", "The host name"}},
+		{"# Config\n\n## Host\n\nThe host name is read from the environment.\n\n## Port\n\nUse 8080.\n", []string{"The host name", "Use 8080."}},
+		{"Short note.\n", []string{"Short note."}},
+		{"## Port\n\nUse 8080.\n", []string{"Use 8080."}},
+	} {
+		chunks, err := m.Split(fileDoc("c.md", tc.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(contents(chunks), "\n")
+		for _, w := range tc.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%q: %q lost from %q", tc.text, w, contents(chunks))
+			}
+		}
 	}
 }
