@@ -24,6 +24,7 @@ import (
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
@@ -178,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 	s.roots = roots
 	version := cfg.Version
 	if version == "" {
-		version = "dev"
+		version = buildinfo.Version()
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "quarry", Title: "Quarry knowledge base", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: s.log})

@@ -33,6 +33,7 @@ import (
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
@@ -187,7 +188,7 @@ func New(cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	version := cfg.Version
 	if version == "" {
-		version = "dev"
+		version = buildinfo.Version()
 	}
 	hc := huma.DefaultConfig("Quarry", version)
 	hc.Info.Description = "Search and ask a Quarry knowledge base: collections, documents, uploads as ingestion jobs, hybrid search under filters, cited answers."

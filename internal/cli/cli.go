@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/quarry-rag/quarry/internal/buildinfo"
 )
 
 // Exit codes (ARCHITECTURE §10).
@@ -77,7 +79,9 @@ func NewRoot(stdio IO) *cobra.Command {
 can search and ask questions of, with answers that cite their sources.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Version(),
 	}
+	root.SetVersionTemplate("quarry {{.Version}}\n")
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
@@ -90,6 +94,14 @@ can search and ask questions of, with answers that cite their sources.`,
 	root.AddCommand(newServeCmd(stdio), newKeysCmd(stdio))
 	root.AddCommand(newAskCmd(stdio), newChatCmd(stdio))
 	root.AddCommand(newTreeCmd(stdio), newHealthCmd(stdio), newLinksCmd(stdio))
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print Quarry's version (the module version, or the commit of a build from a checkout)",
+		Args:  exactArgs(0),
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(stdio.Out, "quarry %s\n", buildinfo.Version())
+		},
+	})
 	return root
 }
 

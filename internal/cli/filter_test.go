@@ -153,3 +153,12 @@ func TestRawFilterFlag(t *testing.T) {
 		}
 	}
 }
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, _ := run(t, "", args...)
+		if code != 0 || !strings.HasPrefix(out, "quarry ") || strings.TrimSpace(out) == "quarry" {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
+	}
+}

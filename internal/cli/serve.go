@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server"
@@ -83,7 +84,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 			}
 			k.ingestOptions(nil) // creates the loader now, so requests only read it
 			if server.OTLPConfigured() {
-				tp, shutdown, err := server.NewOTLPTracer(ctx, "dev")
+				tp, shutdown, err := server.NewOTLPTracer(ctx, buildinfo.Version())
 				if err != nil {
 					return err
 				}
