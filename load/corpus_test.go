@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/split"
 )
 
@@ -70,6 +71,14 @@ func TestPostgresManual(t *testing.T) {
 			}
 			if loc := nav.FindStringIndex(c.Content); loc != nil {
 				t.Errorf("%s: chunk %d holds navigation text %q", r.Source.Name, c.Provenance.ChunkIndex, c.Content[loc[0]:loc[1]])
+			}
+			for _, h := range c.Provenance.HeadingPath {
+				if strings.HasSuffix(h, `\#`) || strings.HasSuffix(h, "¶") {
+					t.Errorf("%s: heading %q ends in a stray mark", r.Source.Name, h)
+				}
+			}
+			if strings.IndexFunc(c.Content, document.NonCharacter) >= 0 || strings.Contains(c.Content, "Ã©") || strings.Contains(c.Content, "â€") {
+				t.Errorf("%s: chunk %d holds a non-character or mojibake: %.120q", r.Source.Name, c.Provenance.ChunkIndex, c.Content)
 			}
 			all.WriteString(c.Content)
 			all.WriteByte('\n')
