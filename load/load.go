@@ -48,6 +48,7 @@ const (
 	KindJSON     Kind = "json"
 	KindJSONL    Kind = "jsonl"
 	KindCSV      Kind = "csv"
+	KindSVG      Kind = "svg"
 )
 
 // File is one file handed to a Reader.
@@ -119,6 +120,7 @@ func New(opt Options) *Loader {
 		KindHTML:     &HTMLReader{},
 		KindPDF:      pdf,
 		KindDOCX:     DOCXReader{},
+		KindSVG:      SVGReader{},
 	}}
 	if l.maxSize <= 0 {
 		l.maxSize = DefaultMaxFileSize
@@ -339,6 +341,7 @@ var byExt = map[string]Kind{
 	".docx": KindDOCX,
 	".json": KindJSON, ".jsonl": KindJSONL, ".ndjson": KindJSONL,
 	".csv": KindCSV, ".tsv": KindCSV,
+	".svg": KindSVG,
 }
 
 var codeExts = []string{".go", ".py", ".pyi", ".rs", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx",
@@ -371,6 +374,9 @@ func Sniff(p string, data []byte) (Kind, error) {
 		}
 		return "", fmt.Errorf("%w: binary content of no supported format", ErrSkipped)
 	}
+	if looksSVG(data) {
+		return KindSVG, nil
+	}
 	if k, ok := byExt[ext]; ok {
 		if k == KindPDF || k == KindDOCX {
 			return "", fmt.Errorf("not a %s document: its content is text", strings.ToUpper(string(k)))
@@ -391,6 +397,18 @@ func Sniff(p string, data []byte) (Kind, error) {
 func looksBinary(data []byte) bool {
 	head := data[:min(len(data), 8000)]
 	return bytes.IndexByte(head, 0) >= 0
+}
+
+// looksSVG reports whether a file is an SVG image: an <svg> root, perhaps
+// after an XML declaration, comments or a doctype.
+func looksSVG(data []byte) bool {
+	head := strings.ToLower(string(data[:min(len(data), 1024)]))
+	i := strings.Index(head, "<svg")
+	if i < 0 {
+		return false
+	}
+	before := strings.TrimSpace(head[:i])
+	return before == "" || strings.HasPrefix(before, "<?xml") || strings.HasPrefix(before, "<!--") || strings.HasPrefix(before, "<!doctype svg")
 }
 
 func looksHTML(data []byte) bool {

@@ -26,7 +26,8 @@ func DecodeText(data []byte) (string, error) {
 }
 
 // TextReader reads plain text, Markdown and source code as one document;
-// the splitter cuts it and records lines and headings.
+// the splitter cuts it and records lines and headings. Markdown loses its
+// HTML comments and link reference definitions (stripMarkdownMarkup).
 type TextReader struct{}
 
 // Read implements Reader.
@@ -34,6 +35,9 @@ func (TextReader) Read(_ context.Context, f File) ([]*document.Document, error) 
 	text, err := DecodeText(f.Data)
 	if err != nil {
 		return nil, err
+	}
+	if f.Kind == KindMarkdown {
+		text = stripMarkdownMarkup(text)
 	}
 	d := document.New(document.StripNonCharacters(text))
 	d.ID = ""
