@@ -69,6 +69,11 @@ type Ingest struct {
 	BatchSize int `koanf:"batch_size"`
 	// MaxFileSize skips larger files, in bytes.
 	MaxFileSize int64 `koanf:"max_file_size"`
+	// Include and Exclude narrow the files taken from folders, in
+	// .gitignore syntax (load.Selection); --include and --exclude add to
+	// them.
+	Include []string `koanf:"include"`
+	Exclude []string `koanf:"exclude"`
 }
 
 // Defaults returns the built-in settings.

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -15,7 +16,7 @@ func TestLoadPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != Defaults() {
+	if !reflect.DeepEqual(c, Defaults()) {
 		t.Errorf("no file, no env: %+v", c)
 	}
 	os.WriteFile(filepath.Join(dir, FileName), []byte("embedder = \"ollama:nomic\"\n[search]\ntop_k = 7\nmode = \"keyword\"\n"), 0o644)
@@ -66,7 +67,7 @@ func TestTemplateLoadsAsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c != Defaults() {
+	if !reflect.DeepEqual(c, Defaults()) {
 		t.Errorf("template loads as %+v", c)
 	}
 }

@@ -41,6 +41,9 @@ type Options struct {
 	// persistent embedding cache).
 	Cache  embed.Cache
 	Loader *load.Loader
+	// Select narrows the files taken from the folders walked (--include,
+	// --exclude); the zero Selection takes them all.
+	Select load.Selection
 	// Chunking sets the token budget of the splitters (zero: the
 	// defaults, 512 tokens with 64 overlap).
 	Chunking split.RecursiveConfig
@@ -141,7 +144,7 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := opt.Loader.Files(roots)
+	entries, err := opt.Loader.Select(roots, opt.Select)
 	if err != nil {
 		return nil, err
 	}

@@ -16,14 +16,58 @@ type Entry struct {
 	at opener
 }
 
+// Selection narrows the files a walk of folders takes, in .gitignore
+// syntax, matched against paths relative to the folder walked: Exclude
+// drops what matches (a folder with all below it); with Include, only
+// files that match one of its patterns are taken. A file named as a root
+// itself is always taken.
+type Selection struct {
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+}
+
+// Check reports a pattern that matches nothing (empty, or a comment), so
+// callers can refuse it before any work.
+func (s Selection) Check() error {
+	_, _, err := s.rules()
+	return err
+}
+
+// rules compiles a selection; an empty or comment-only pattern is an error.
+func (s Selection) rules() (include, exclude []ignoreRule, err error) {
+	for _, set := range []struct {
+		pats []string
+		out  *[]ignoreRule
+		what string
+	}{{s.Include, &include, "include"}, {s.Exclude, &exclude, "exclude"}} {
+		for _, p := range set.pats {
+			rs := parseGitignore("", []byte(p))
+			if len(rs) == 0 {
+				return nil, nil, fmt.Errorf("%s pattern %q matches nothing: give a .gitignore pattern such as '*.md' or 'drafts/'", set.what, p)
+			}
+			*set.out = append(*set.out, rs...)
+		}
+	}
+	return include, exclude, nil
+}
+
 // Files lists the files Walk reads under roots, in Walk's order, without
 // reading them. Two roots that give the same source name are an error
 // naming both files.
 func (l *Loader) Files(roots []string) ([]Entry, error) {
+	return l.Select(roots, Selection{})
+}
+
+// Select is Files narrowed by a selection.
+func (l *Loader) Select(roots []string, sel Selection) ([]Entry, error) {
+	include, exclude, err := sel.rules()
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]string{} // source name → path
 	var out []Entry
 	for _, r := range roots {
-		files, err := l.list(r)
+		files, err := l.list(r, include, exclude)
 		if err != nil {
 			return nil, err
 		}

@@ -194,8 +194,9 @@ type listed struct {
 	at   opener
 }
 
-// list returns the files under root that the walk reads.
-func (l *Loader) list(root string) ([]listed, error) {
+// list returns the files under root that the walk reads, narrowed by the
+// include and exclude rules of a Selection.
+func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, error) {
 	st, err := os.Stat(root)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", root, err)
@@ -233,7 +234,7 @@ func (l *Loader) list(root string) ([]listed, error) {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if strings.HasPrefix(name, ".") || skipDirs[name] || (l.gitignore && ignored(rules, rel, true)) {
+			if strings.HasPrefix(name, ".") || skipDirs[name] || (l.gitignore && ignored(rules, rel, true)) || ignored(exclude, rel, true) {
 				return filepath.SkipDir
 			}
 			if l.gitignore {
@@ -241,7 +242,8 @@ func (l *Loader) list(root string) ([]listed, error) {
 			}
 			return nil
 		}
-		if strings.HasPrefix(name, ".") || (l.gitignore && ignored(rules, rel, false)) {
+		if strings.HasPrefix(name, ".") || (l.gitignore && ignored(rules, rel, false)) || ignored(exclude, rel, false) ||
+			(len(include) > 0 && !ignored(include, rel, false)) {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {

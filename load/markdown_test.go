@@ -102,3 +102,40 @@ func TestSVGReadsTextOnly(t *testing.T) {
 		t.Errorf("an SVG without text: %v, want skipped", err)
 	}
 }
+
+func TestSelectIncludeExclude(t *testing.T) {
+	root := tree(t, map[string]string{
+		"a.md": "a", "b.txt": "b", "drafts/c.md": "c", "docs/d.md": "d", "docs/deep/e.md": "e", "docs/f.go": "package f",
+	})
+	l := New(Options{})
+	defer l.Close()
+	names := func(sel Selection) []string {
+		t.Helper()
+		es, err := l.Select([]string{root}, sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Source.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		sel  Selection
+		want string
+	}{
+		{Selection{}, "a.md b.txt docs/d.md docs/deep/e.md docs/f.go drafts/c.md"},
+		{Selection{Include: []string{"*.md"}}, "a.md docs/d.md docs/deep/e.md drafts/c.md"},
+		{Selection{Exclude: []string{"drafts/"}}, "a.md b.txt docs/d.md docs/deep/e.md docs/f.go"},
+		{Selection{Include: []string{"docs/**"}, Exclude: []string{"*.go"}}, "docs/d.md docs/deep/e.md"},
+		{Selection{Exclude: []string{"*.md", "!docs/d.md"}}, "b.txt docs/d.md docs/f.go"},
+	} {
+		if got := strings.Join(names(tc.sel), " "); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.sel, got, tc.want)
+		}
+	}
+	if _, err := l.Select([]string{root}, Selection{Include: []string{"# nothing"}}); err == nil {
+		t.Error("a pattern that matches nothing was accepted")
+	}
+}

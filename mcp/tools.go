@@ -16,6 +16,7 @@ import (
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -86,6 +87,8 @@ type IngestInput struct {
 	Paths      []string       `json:"paths" jsonschema:"files or folders to ingest, inside the server's allowed roots; relative paths start at the first root"`
 	Collection string         `json:"collection,omitempty" jsonschema:"collection to ingest into, created when missing; omit for the default"`
 	Metadata   map[string]any `json:"metadata,omitempty" jsonschema:"metadata added to every chunk: strings, numbers, booleans or lists of strings"`
+	Include    []string       `json:"include,omitempty" jsonschema:"take only files matching one of these .gitignore-style patterns (e.g. *.md), relative to each folder"`
+	Exclude    []string       `json:"exclude,omitempty" jsonschema:"leave out files and folders matching these .gitignore-style patterns (e.g. drafts/)"`
 }
 
 // IngestOutput is the structured result of knowledge_ingest.
@@ -571,14 +574,6 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 
-// ingestParams are recorded with the job, in the shape `quarry ingest
-// --resume` reads, so an interrupted job can be resumed from the CLI.
-type ingestParams struct {
-	Roots      []string       `json:"roots"`
-	Collection string         `json:"collection"`
-	Meta       map[string]any `json:"meta,omitempty"`
-}
-
 // firstJob passes PutJob through and hands over the id of the first job
 // recorded, which is how an ingestion started in a goroutine reports its id.
 type firstJob struct {
@@ -628,7 +623,11 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if len(in.Metadata) > 0 {
 		opt.Metadata = in.Metadata
 	}
-	if opt.JobParams, err = json.Marshal(ingestParams{Roots: paths, Collection: c.Name(), Meta: opt.Metadata}); err != nil {
+	opt.Select = load.Selection{Include: in.Include, Exclude: in.Exclude}
+	if err := opt.Select.Check(); err != nil {
+		return nil, out, err
+	}
+	if opt.JobParams, err = json.Marshal(ingest.Params{Roots: paths, Collection: c.Name(), Meta: opt.Metadata, Include: in.Include, Exclude: in.Exclude}); err != nil {
 		return nil, out, fmt.Errorf("record the job: %w", err)
 	}
 	done := make(chan error, 1)

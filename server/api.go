@@ -188,6 +188,8 @@ type JobList struct {
 type IngestBody struct {
 	Paths    []string `json:"paths" minItems:"1" doc:"Files or folders inside the server's ingest roots; relative paths start at the first root"`
 	Metadata Metadata `json:"metadata,omitempty" doc:"Metadata added to every chunk"`
+	Include  []string `json:"include,omitempty" doc:"Take only files matching one of these .gitignore-style patterns (e.g. *.md), relative to each folder"`
+	Exclude  []string `json:"exclude,omitempty" doc:"Leave out files and folders matching these .gitignore-style patterns (e.g. drafts/)"`
 }
 
 // Thread is a conversation.

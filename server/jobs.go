@@ -140,7 +140,7 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 		}
 		sources[i] = prefix + f.name
 	}
-	started, err := s.startJob(ctx, p, c, []string{dir}, map[string]any(meta), func() { os.RemoveAll(dir) })
+	started, err := s.startJob(ctx, p, c, []string{dir}, map[string]any(meta), load.Selection{}, func() { os.RemoveAll(dir) })
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,11 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 	if err != nil {
 		return nil, err
 	}
-	started, err := s.startJob(ctx, p, c, paths, map[string]any(in.Body.Metadata), nil)
+	sel := load.Selection{Include: in.Body.Include, Exclude: in.Body.Exclude}
+	if err := sel.Check(); err != nil {
+		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, err.Error())
+	}
+	started, err := s.startJob(ctx, p, c, paths, map[string]any(in.Body.Metadata), sel, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -271,18 +275,10 @@ func (f *firstJob) PutJob(ctx context.Context, j store.Job) error {
 	return err
 }
 
-// ingestParams are recorded with the job, in the shape `quarry ingest
-// --resume` reads.
-type ingestParams struct {
-	Roots      []string       `json:"roots"`
-	Collection string         `json:"collection"`
-	Meta       map[string]any `json:"meta,omitempty"`
-}
-
 // startJob runs an ingestion in a goroutine the server owns and returns
 // once the job is recorded; cleanup, for uploads, removes their files when
 // it ends.
-func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, roots []string, meta map[string]any, cleanup func()) (JobStarted, error) {
+func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, roots []string, meta map[string]any, sel load.Selection, cleanup func()) (JobStarted, error) {
 	uploaded := cleanup != nil
 	if cleanup == nil {
 		cleanup = func() {}
@@ -305,7 +301,8 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 	if len(meta) > 0 {
 		opt.Metadata = meta
 	}
-	if opt.JobParams, err = json.Marshal(ingestParams{Roots: roots, Collection: c.Name(), Meta: opt.Metadata}); err != nil {
+	opt.Select = sel
+	if opt.JobParams, err = json.Marshal(ingest.Params{Roots: roots, Collection: c.Name(), Meta: opt.Metadata, Include: sel.Include, Exclude: sel.Exclude}); err != nil {
 		cleanup()
 		return JobStarted{}, fromLibrary(err)
 	}

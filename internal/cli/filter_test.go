@@ -162,3 +162,24 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestIngestIncludeExclude(t *testing.T) {
+	docs := t.TempDir()
+	kb := filepath.Join(t.TempDir(), "kb")
+	for name, text := range map[string]string{"a.md": "# A\n\nalpha words here\n", "drafts/b.md": "# B\n\nbeta words here\n", "c.txt": "gamma words here\n"} {
+		p := filepath.Join(docs, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := run(t, "", "ingest", docs, "--kb", kb, "--include", "*.md", "--exclude", "drafts/")
+	if code != 0 || !strings.Contains(out, "1 files: 1 written") {
+		t.Fatalf("ingest with --include/--exclude: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "", "ingest", docs, "--kb", kb, "--include", "# nothing"); code != 2 || !strings.Contains(errOut, "matches nothing") {
+		t.Errorf("a pattern that matches nothing: %d %q", code, errOut)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -27,6 +29,7 @@ func newIngestCmd(stdio IO) *cobra.Command {
 		asJSON bool
 		every  time.Duration
 		resume bool
+		sel    load.Selection
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -55,6 +58,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 					return err
 				}
 				args, prune = p.Roots, p.Prune
+				sel = load.Selection{Include: p.Include, Exclude: p.Exclude}
 				f.collection = p.Collection
 				metas = nil
 				for k, v := range p.Meta {
@@ -87,6 +91,12 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			}
 			opt := k.ingestOptions(coll)
 			opt.Metadata, opt.Prune = meta, prune
+			// The configured patterns come first; the flags add to them.
+			opt.Select = load.Selection{Include: append(slices.Clone(k.cfg.Ingest.Include), sel.Include...),
+				Exclude: append(slices.Clone(k.cfg.Ingest.Exclude), sel.Exclude...)}
+			if err := opt.Select.Check(); err != nil {
+				return usageErr(err)
+			}
 			opt.Finish = reportHierarchy(stdio, coll, asJSON)
 			if js, err := k.store.Jobs(); err == nil {
 				abs := make([]string, len(args))
@@ -96,7 +106,8 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 					}
 				}
 				opt.Jobs = js
-				opt.JobParams, _ = json.Marshal(ingestParams{Roots: abs, Collection: coll.Name(), Meta: meta, Prune: prune})
+				opt.JobParams, _ = json.Marshal(ingest.Params{Roots: abs, Collection: coll.Name(), Meta: meta, Prune: prune,
+					Include: sel.Include, Exclude: sel.Exclude})
 			}
 			for {
 				rep, err := runIngest(ctx, stdio, args, opt, asJSON)
@@ -120,6 +131,8 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	f.register(cmd)
 	cmd.Flags().StringArrayVar(&metas, "meta", nil, "metadata added to every chunk, as key=value (repeatable; numbers and true/false are typed)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "remove files of the collection that are no longer under the given paths")
+	cmd.Flags().StringArrayVar(&sel.Include, "include", nil, "take only files matching this .gitignore-style pattern, e.g. '*.md' or 'docs/**' (repeatable; also ingest.include)")
+	cmd.Flags().StringArrayVar(&sel.Exclude, "exclude", nil, "leave out files and folders matching this .gitignore-style pattern, e.g. 'drafts/' (repeatable; also ingest.exclude)")
 	cmd.Flags().BoolVar(&watch, "watch", false, "keep running and re-ingest when files change (until interrupted)")
 	cmd.Flags().DurationVar(&every, "watch-interval", 2*time.Second, "how often --watch looks for changes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print progress as JSON lines")
@@ -127,28 +140,20 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	return cmd
 }
 
-// ingestParams are recorded with an ingestion job so --resume can re-run it.
-type ingestParams struct {
-	Roots      []string       `json:"roots"`
-	Collection string         `json:"collection"`
-	Meta       map[string]any `json:"meta,omitempty"`
-	Prune      bool           `json:"prune,omitempty"`
-}
-
 // interruptedJob finds the newest ingestion that failed or stopped updating.
-func interruptedJob(ctx context.Context, f *kbFlags) (ingestParams, error) {
+func interruptedJob(ctx context.Context, f *kbFlags) (ingest.Params, error) {
 	k, err := openKB(ctx, f, false)
 	if err != nil {
-		return ingestParams{}, err
+		return ingest.Params{}, err
 	}
 	defer k.Close()
 	js, err := k.store.Jobs()
 	if err != nil {
-		return ingestParams{}, err
+		return ingest.Params{}, err
 	}
 	jobs, err := js.ListJobs(ctx, 20)
 	if err != nil {
-		return ingestParams{}, err
+		return ingest.Params{}, err
 	}
 	for _, j := range jobs {
 		if j.Kind != ingest.JobKind {
@@ -158,13 +163,13 @@ func interruptedJob(ctx context.Context, f *kbFlags) (ingestParams, error) {
 		if !interrupted {
 			break // the newest ingestion finished (or is still running)
 		}
-		var p ingestParams
+		var p ingest.Params
 		if err := json.Unmarshal(j.Params, &p); err != nil || len(p.Roots) == 0 {
-			return ingestParams{}, fmt.Errorf("job %s cannot be resumed: its parameters are unreadable", j.ID)
+			return ingest.Params{}, fmt.Errorf("job %s cannot be resumed: its parameters are unreadable", j.ID)
 		}
 		return p, nil
 	}
-	return ingestParams{}, usageErr(fmt.Errorf("no interrupted ingestion to resume"))
+	return ingest.Params{}, usageErr(fmt.Errorf("no interrupted ingestion to resume"))
 }
 
 // runIngest runs one ingestion with progress on the terminal (a bar),
