@@ -73,6 +73,8 @@ type PDFReader struct {
 	// budgetHint says which setting raises the budgets, for messages.
 	budgetHint string
 
+	mem pdfMemory // the instances' linear memories
+
 	mu     sync.Mutex // guards the fields below
 	pool   pdfium.Pool
 	cache  wazero.CompilationCache
@@ -229,9 +231,9 @@ func (r *PDFReader) start() (pdfium.Pool, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	pool, err := webassembly.Init(webassembly.Config{
-		// Linear memories come from allocatePDFMemory: reserved at the
-		// budget, never copied to grow, unmapped when an instance goes.
-		Context:       experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(allocatePDFMemory)),
+		// Linear memories come from r.mem: reserved at the budget, never
+		// copied to grow, their pages handed back when an instance goes.
+		Context:       experimental.WithMemoryAllocator(context.Background(), experimental.MemoryAllocatorFunc(r.mem.allocate)),
 		MaxIdle:       workers,
 		MaxTotal:      workers,
 		RuntimeConfig: cfg,
@@ -280,6 +282,7 @@ func (r *PDFReader) Close() error {
 		err = r.pool.Close()
 		r.pool = nil
 	}
+	r.mem.close()
 	r.closeCache()
 	if err != nil {
 		return fmt.Errorf("pdf: close PDFium: %w", err)

@@ -139,8 +139,8 @@ func bombChild(t *testing.T) {
 		}()
 	}
 	for range 3 {
-		if err := <-errs; err == nil {
-			t.Error("a bomb was read")
+		if err := <-errs; err == nil || !strings.Contains(err.Error(), "the PDF engine may use") {
+			t.Errorf("a bomb read gave %v, want the budget's message", err)
 		} else {
 			t.Log("bomb: " + err.Error())
 		}

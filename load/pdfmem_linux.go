@@ -1,6 +1,6 @@
 package load
 
-import "syscall"
+import "golang.org/x/sys/unix"
 
 // mapNoReserve keeps the reservation from counting against overcommit.
-const mapNoReserve = syscall.MAP_NORESERVE
+const mapNoReserve = unix.MAP_NORESERVE
