@@ -312,6 +312,15 @@ func hashKey(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// MayWrite reports whether the key may add, upload and delete documents.
+func (k Key) MayWrite() bool { return k.Permission.Allows(PermWrite) }
+
+// MayReachAll reports whether the key may do what reaches every document
+// of the knowledge base — drop a collection, list every job, ingest the
+// server's folders, read the hierarchy and metrics: an admin key without a
+// filter, since a filter holds even an admin key to its part.
+func (k Key) MayReachAll() bool { return k.Permission.Allows(PermAdmin) && k.Filter == "" }
+
 // Scope parses the key's mandatory filter; nil when it has none.
 func (k Key) Scope() (filter.Expr, error) {
 	if k.Filter == "" {

@@ -298,8 +298,8 @@ func keyScope(base Scope, k keys.Key) (Scope, error) {
 		}
 	}
 	sc.AllowRawFilters = base.AllowRawFilters || k.AllowRawFilters
-	sc.ReadOnly = base.ReadOnly || !k.Permission.Allows(keys.PermWrite)
-	sc.NoServerPaths = base.NoServerPaths || !k.Permission.Allows(keys.PermAdmin)
+	sc.ReadOnly = base.ReadOnly || !k.MayWrite()
+	sc.NoServerPaths = base.NoServerPaths || !k.MayReachAll()
 	return sc, nil
 }
 
