@@ -733,49 +733,6 @@ func TestListenAddr(t *testing.T) {
 	}
 }
 
-func TestKeyFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "keys.json")
-	kf, err := keys.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if kf.Active() {
-		t.Fatal("an empty key file is active")
-	}
-	k, token, err := kf.Create(keys.Spec{Name: "n", Permission: keys.PermRead, Filter: `{"tenant":"acme"}`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(b), token[len(token)-30:]) {
-		t.Fatal("the key's secret is stored")
-	}
-	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
-		t.Errorf("key file mode %v", st.Mode().Perm())
-	}
-	if k.Filter != `{"operator":"eq","field":"tenant","value":"acme"}` {
-		t.Errorf("filter stored as %s", k.Filter)
-	}
-	other, _ := keys.Open(path)
-	if got, ok := other.Lookup(token); !ok || got.ID != k.ID {
-		t.Fatal("a second reader does not find the key")
-	}
-	if _, ok := other.Lookup(token + "x"); ok {
-		t.Fatal("a wrong token is accepted")
-	}
-	for _, bad := range []keys.Spec{{Permission: "root"}, {Permission: keys.PermRead, Filter: "tenant ="}, {Permission: keys.PermRead, RateLimit: -1}} {
-		if _, _, err := kf.Create(bad); err == nil {
-			t.Errorf("Create(%+v) succeeded", bad)
-		}
-	}
-	if err := kf.Revoke("nope"); err == nil {
-		t.Error("revoking an unknown key succeeded")
-	}
-}
-
 // TestShutdownStopsJobs closes the server while an upload is ingesting.
 func TestShutdownStopsJobs(t *testing.T) {
 	f := newFixture(t)
