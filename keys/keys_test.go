@@ -77,3 +77,37 @@ func TestLoopbackPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardFailsClosed: keyless admits loopback callers only; a key created
+// later latches the guard keyed; revoking every key then refuses all.
+func TestGuardFailsClosed(t *testing.T) {
+	kf, err := Open(filepath.Join(t.TempDir(), "keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGuard(kf, nil)
+	if _, keyed, err := g.Admit("127.0.0.1:1", ""); keyed || err != nil {
+		t.Fatalf("keyless loopback: keyed %v, %v", keyed, err)
+	}
+	if _, _, err := g.Admit("192.0.2.1:1", ""); err != ErrNotLoopback {
+		t.Fatalf("keyless remote: %v", err)
+	}
+	k, token, err := kf.Create(Spec{Permission: PermRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, keyed, err := g.Admit("192.0.2.1:1", token); !keyed || err != nil || got.ID != k.ID {
+		t.Fatalf("a valid key: %v %v %v", got.ID, keyed, err)
+	}
+	if _, _, err := g.Admit("127.0.0.1:1", ""); err != ErrNoKey {
+		t.Fatalf("no key once keyed: %v", err)
+	}
+	if err := kf.Revoke(k.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"", token} {
+		if _, keyed, err := g.Admit("127.0.0.1:1", tok); !keyed || err != ErrNoActiveKey {
+			t.Fatalf("after the last key went (token %q): keyed %v, %v", tok, keyed, err)
+		}
+	}
+}

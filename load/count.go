@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/quarry-rag/quarry/document"
 )
@@ -24,6 +25,12 @@ type Entry struct {
 type Selection struct {
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
+}
+
+// Plus is s with t's patterns after its own: a request's or a command
+// line's narrowing on top of the configured one.
+func (s Selection) Plus(t Selection) Selection {
+	return Selection{Include: append(slices.Clone(s.Include), t.Include...), Exclude: append(slices.Clone(s.Exclude), t.Exclude...)}
 }
 
 // Check reports a pattern that matches nothing (empty, or a comment), so

@@ -67,14 +67,14 @@ func (r CSVReader) Read(_ context.Context, f File) ([]*document.Document, error)
 			all.WriteByte('\n')
 			continue
 		}
-		d := document.New(b.String())
+		d := document.New(document.StripNonCharacters(b.String()))
 		d.ID = ""
 		d.Metadata = map[string]any{"row": int64(row)}
 		d.Provenance.LineStart, d.Provenance.LineEnd = line, line
 		docs = append(docs, d)
 	}
 	if r.PerFile && all.Len() > 0 {
-		d := document.New(all.String())
+		d := document.New(document.StripNonCharacters(all.String()))
 		d.ID = ""
 		docs = append(docs, d)
 	}

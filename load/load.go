@@ -94,6 +94,7 @@ type Loader struct {
 	maxSize   int64
 	gitignore bool
 	readers   map[Kind]Reader
+	custom    map[Kind]bool // kinds read by a reader from Options.Readers
 	pdf       *PDFReader
 }
 
@@ -125,8 +126,9 @@ func New(opt Options) *Loader {
 	if l.maxSize <= 0 {
 		l.maxSize = DefaultMaxFileSize
 	}
+	l.custom = map[Kind]bool{}
 	for k, r := range opt.Readers {
-		l.readers[k] = r
+		l.readers[k], l.custom[k] = r, true
 	}
 	return l
 }
@@ -321,9 +323,11 @@ func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, 
 		return fail(err)
 	}
 	for _, d := range docs {
-		// No reader lets a non-character through (SEMANTICS: nothing a
-		// person wrote is changed; these are never what a person wrote).
-		d.Content = document.StripNonCharacters(d.Content)
+		// The built-in readers drop non-characters themselves; a reader
+		// from Options.Readers is held to the same rule here.
+		if l.custom[kind] {
+			d.Content = document.StripNonCharacters(d.Content)
+		}
 		d.SourceType, d.SourceName = src.Type, src.Name
 		if d.Provenance.Source == "" {
 			d.Provenance.Source = src.Name

@@ -118,7 +118,7 @@ func objectDocument(o *ordered, index int) (*document.Document, error) {
 		}
 		b.WriteByte('\n')
 	}
-	d := document.New(b.String())
+	d := document.New(document.StripNonCharacters(b.String()))
 	d.ID = ""
 	md := map[string]any{"object_id": id, "title": objectTitle(o, id)}
 	if self != nil {

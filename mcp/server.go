@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -224,52 +223,36 @@ func (s *Server) Handler() http.Handler {
 // tokenKey is where a verified key travels in a call's TokenInfo.
 const tokenKey = "quarry.key"
 
-// HTTPHandler is Handler under Quarry's API keys, with the HTTP API's
-// rules: once kf holds an active key (at start or since), every request
-// needs one as a bearer token and each call is held to that key's scope
-// (its collections, filter and permission, on top of Config.Scope); a
-// key file that empties later refuses everyone. Without keys only loopback
-// clients are answered. The session a key opened stays bound to it.
+// HTTPHandler is Handler under Quarry's API keys, admitted by the same
+// keys.Guard as the HTTP API: once kf holds an active key (at start or
+// since), every request needs one as a bearer token and each call is held
+// to that key's scope (its collections, filter and permission, on top of
+// Config.Scope); a key file that empties later refuses everyone. Without
+// keys only loopback clients are answered. The session a key opened stays
+// bound to it.
 func (s *Server) HTTPHandler(kf *keys.File) http.Handler {
+	guard := keys.NewGuard(kf, s.log)
 	plain := s.Handler()
-	if kf == nil {
-		return loopbackOnly(plain)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		k, ok := kf.Lookup(token)
-		if !ok {
-			id, _ := keys.ID(token)
-			s.log.Info("mcp: refused a key", "key", id)
-			return nil, fmt.Errorf("%w: the API key is unknown or revoked", auth.ErrInvalidToken)
+	verify := func(_ context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		k, _, err := guard.Admit(r.RemoteAddr, token)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", auth.ErrInvalidToken, err)
 		}
 		// Keys do not expire; the file is re-read as it changes, so a
 		// revoked key is refused at its next request.
 		return &auth.TokenInfo{UserID: k.ID, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{tokenKey: k}}, nil
 	}
 	authed := auth.RequireBearerToken(verify, nil)(plain)
-	var keyed atomic.Bool
-	keyed.Store(kf.Active())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !keyed.Load() && kf.Active() {
-			keyed.Store(true)
-			s.log.Info("mcp: a key was created; every request now needs a key")
-		}
-		if keyed.Load() {
+		if guard.Keyed() {
 			authed.ServeHTTP(w, r)
 			return
 		}
-		loopbackOnly(plain).ServeHTTP(w, r)
-	})
-}
-
-// loopbackOnly answers loopback clients only.
-func loopbackOnly(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !keys.LoopbackPeer(r.RemoteAddr) {
-			http.Error(w, "this MCP server has no API keys and answers loopback clients only", http.StatusForbidden)
+		if _, _, err := guard.Admit(r.RemoteAddr, ""); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
 			return
 		}
-		h.ServeHTTP(w, r)
+		plain.ServeHTTP(w, r)
 	})
 }
 
@@ -297,7 +280,7 @@ func keyScope(base Scope, k keys.Key) (Scope, error) {
 			sc.Collections = []string{"\x00none"} // the key and the server share no collection
 		}
 	}
-	sc.AllowRawFilters = base.AllowRawFilters || k.AllowRawFilters
+	sc.AllowRawFilters = k.FilterPolicy(base.AllowRawFilters).AllowRaw
 	sc.ReadOnly = base.ReadOnly || !k.MayWrite()
 	sc.NoServerPaths = base.NoServerPaths || !k.MayReachAll()
 	return sc, nil

@@ -623,7 +623,7 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if len(in.Metadata) > 0 {
 		opt.Metadata = in.Metadata
 	}
-	opt.Select = load.Selection{Include: in.Include, Exclude: in.Exclude}
+	opt.Select = opt.Select.Plus(load.Selection{Include: in.Include, Exclude: in.Exclude})
 	if err := opt.Select.Check(); err != nil {
 		return nil, out, err
 	}

@@ -339,7 +339,10 @@ func (s *Server) requestFilter(p *principal, raw json.RawMessage, c *store.Colle
 // rawPolicy is what a caller's filters may hold: raw fragments only when
 // the operator enabled them for the server or for the caller's key.
 func (s *Server) rawPolicy(p *principal) filter.RequestPolicy {
-	return filter.RequestPolicy{AllowRaw: s.cfg.AllowRawFilters || (p.key != nil && p.key.AllowRawFilters)}
+	if p.key == nil {
+		return filter.RequestPolicy{AllowRaw: s.cfg.AllowRawFilters}
+	}
+	return p.key.FilterPolicy(s.cfg.AllowRawFilters)
 }
 
 func (s *Server) topK(k int) int {
@@ -399,7 +402,7 @@ func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error)
 		return nil, err
 	}
 	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: s.cfg.Collection, Model: s.cfg.Embedder.Model(),
-		Chat: s.cfg.Model != nil, Keys: s.keysActive(), Permission: string(p.perm), Scoped: p.scope != nil,
+		Chat: s.cfg.Model != nil, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
 		Uploads: s.cfg.IngestOptions != nil, Collections: cs}
 	if s.roots != nil && p.perm.Allows(keys.PermAdmin) {
 		st.Roots = s.roots.Dirs()

@@ -301,7 +301,11 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 	if len(meta) > 0 {
 		opt.Metadata = meta
 	}
-	opt.Select = sel
+	opt.Select = opt.Select.Plus(sel)
+	if uploaded {
+		// Uploaded files were chosen by the caller, one by one.
+		opt.Select = load.Selection{}
+	}
 	if opt.JobParams, err = json.Marshal(ingest.Params{Roots: roots, Collection: c.Name(), Meta: opt.Metadata, Include: sel.Include, Exclude: sel.Exclude}); err != nil {
 		cleanup()
 		return JobStarted{}, fromLibrary(err)

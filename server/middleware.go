@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -210,22 +211,6 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 
 // authenticate finds the request's principal.
 func (s *Server) authenticate(r *http.Request) (*principal, *Error) {
-	if !s.keysActive() {
-		// Keyless serving is meant for loopback (ListenAddr); a request
-		// from elsewhere means the listener was put on another address
-		// by hand, and it gets nothing.
-		if !keys.LoopbackPeer(r.RemoteAddr) {
-			return nil, apiError(http.StatusForbidden, CodeForbidden, "this server has no API keys and answers loopback clients only")
-		}
-		return &principal{perm: keys.PermAdmin}, nil
-	}
-	if !s.cfg.Keys.Active() {
-		if s.keysLost.CompareAndSwap(false, true) {
-			s.log.Error("server: the key file holds no active key (revoked, emptied or removed); every request is refused until a key is created", "file", s.cfg.Keys.Path())
-		}
-		return nil, apiError(http.StatusUnauthorized, CodeUnauthorized, "this server needs an API key, and none is active: an operator must create one")
-	}
-	s.keysLost.Store(false)
 	token := ""
 	if a := r.Header.Get("Authorization"); a != "" {
 		scheme, rest, _ := strings.Cut(a, " ")
@@ -235,14 +220,14 @@ func (s *Server) authenticate(r *http.Request) (*principal, *Error) {
 	} else {
 		token = r.Header.Get("X-API-Key")
 	}
-	if token == "" {
-		return nil, apiError(http.StatusUnauthorized, CodeUnauthorized, "this server needs an API key: send it as Authorization: Bearer KEY")
-	}
-	k, ok := s.cfg.Keys.Lookup(token)
-	if !ok {
-		id, _ := keys.ID(token)
-		s.log.Info("server: refused a key", "key", id)
-		return nil, apiError(http.StatusUnauthorized, CodeUnauthorized, "the API key is unknown or revoked")
+	k, keyed, err := s.guard.Admit(r.RemoteAddr, token)
+	switch {
+	case errors.Is(err, keys.ErrNotLoopback):
+		return nil, apiError(http.StatusForbidden, CodeForbidden, err.Error())
+	case err != nil:
+		return nil, apiError(http.StatusUnauthorized, CodeUnauthorized, err.Error())
+	case !keyed:
+		return &principal{perm: keys.PermAdmin}, nil
 	}
 	p := &principal{key: &k, perm: k.Permission}
 	if k.Filter != "" {

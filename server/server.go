@@ -23,7 +23,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -125,14 +124,8 @@ type Server struct {
 
 	limits sync.Map // key id → *bucket
 
-	// keyed latches on once the server has served with keys: from then on
-	// every request needs one, and a key file that empties or disappears
-	// refuses everyone rather than serving them with full rights. Keyless
-	// mode is only ever the state a server starts in.
-	keyed atomic.Bool
-	// keysLost remembers that the key file was seen without an active key,
-	// so the loud log line is written once per loss, not per request.
-	keysLost atomic.Bool
+	// guard admits requests by the keys' fail-closed rule (keys.Guard).
+	guard *keys.Guard
 
 	jobCtx    context.Context
 	cancelJob context.CancelFunc
@@ -180,7 +173,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.roots = r
 	}
-	s.keyed.Store(cfg.Keys != nil && cfg.Keys.Active())
+	s.guard = keys.NewGuard(cfg.Keys, s.log)
 	s.metrics = newMetrics(cfg.Store)
 	s.emb = &tracedEmbedder{Embedder: cfg.Embedder, s: s}
 	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
@@ -254,25 +247,9 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ready\n"))
 }
 
-// keysActive reports whether requests need a key: when the server started
-// with keys, or once a key has been created since. It never turns back off
-// while the server runs (keys fail closed).
-func (s *Server) keysActive() bool {
-	if s.keyed.Load() {
-		return true
-	}
-	if s.cfg.Keys != nil && s.cfg.Keys.Active() {
-		if s.keyed.CompareAndSwap(false, true) {
-			s.log.Info("server: a key was created; every request now needs a key")
-		}
-		return true
-	}
-	return false
-}
-
-// Keyed reports whether the server requires keys, for choosing the
-// address to listen on (ListenAddr).
-func (s *Server) Keyed() bool { return s.keysActive() }
+// Keyed reports whether the server requires keys (keys.Guard.Keyed), for
+// choosing the address to listen on (ListenAddr).
+func (s *Server) Keyed() bool { return s.guard.Keyed() }
 
 // ListenAddr is the address to listen on: addr itself when keys protect
 // the server, else addr's port on the loopback interface, with a note

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -91,9 +90,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			}
 			opt := k.ingestOptions(coll)
 			opt.Metadata, opt.Prune = meta, prune
-			// The configured patterns come first; the flags add to them.
-			opt.Select = load.Selection{Include: append(slices.Clone(k.cfg.Ingest.Include), sel.Include...),
-				Exclude: append(slices.Clone(k.cfg.Ingest.Exclude), sel.Exclude...)}
+			opt.Select = opt.Select.Plus(sel)
 			if err := opt.Select.Check(); err != nil {
 				return usageErr(err)
 			}

@@ -211,6 +211,9 @@ func (k *kb) ingestOptions(coll *store.Collection) ingest.Options {
 		Loader:     k.loader,
 		Chunking:   split.RecursiveConfig{MaxTokens: k.cfg.Chunking.MaxTokens, OverlapTokens: k.cfg.Chunking.OverlapTokens, NoOverlap: k.cfg.Chunking.OverlapTokens == 0},
 		BatchSize:  k.cfg.Ingest.BatchSize,
+		// ingest.include/exclude hold on every surface; a run's own
+		// patterns are added with Selection.Plus.
+		Select: load.Selection{Include: k.cfg.Ingest.Include, Exclude: k.cfg.Ingest.Exclude},
 	}
 	opt.Finish = func(ctx context.Context, files []load.Entry, rep *ingest.Report) error {
 		_, _, err := updateHierarchy(ctx, coll, files, rep)
