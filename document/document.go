@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -368,4 +369,21 @@ func decodeEmbedding(v json.RawMessage) ([]float32, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Locate says where a passage of source sits, as a person would cite it:
+// "guide.md · Setup › Install · lines 4-9", "report.pdf · page 3". Every
+// surface shows locations in this one format.
+func Locate(source string, p Provenance) string {
+	loc := source
+	switch {
+	case p.Page > 0:
+		loc += fmt.Sprintf(" · page %d", p.Page)
+	case len(p.HeadingPath) > 0:
+		loc += " · " + strings.Join(p.HeadingPath, " › ")
+	}
+	if p.LineStart > 0 {
+		loc += fmt.Sprintf(" · lines %d-%d", p.LineStart, p.LineEnd)
+	}
+	return loc
 }

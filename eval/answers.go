@@ -35,10 +35,16 @@ type AnswerRun struct {
 	Mean map[string]float64 `json:"mean"`
 }
 
-// EvaluateAnswers asks the pipeline every golden question and has the
-// judge score each answer. A case that fails is recorded with its error
-// and scores 0; only the context's end stops the run.
-func EvaluateAnswers(ctx context.Context, name string, p *rag.Pipeline, golden []Golden, judge Judge) (*AnswerRun, error) {
+// Answerer answers questions: a *rag.Pipeline, or a knowledge base's
+// answers with their options.
+type Answerer interface {
+	Ask(ctx context.Context, req rag.Request) (*rag.Answer, error)
+}
+
+// EvaluateAnswers asks every golden question and has the judge score each
+// answer. A case that fails is recorded with its error and scores 0; only
+// the context's end stops the run.
+func EvaluateAnswers(ctx context.Context, name string, p Answerer, golden []Golden, judge Judge) (*AnswerRun, error) {
 	run := &AnswerRun{Name: name, Judge: judge.Name(), Mean: map[string]float64{}}
 	for _, g := range golden {
 		if err := ctx.Err(); err != nil {

@@ -220,7 +220,7 @@ func (h *Hierarchy) Audit(ctx context.Context, opt AuditOptions) (*Report, error
 
 	// Index checkpoints.
 	stale := Finding{Check: CheckStaleIndex, Severity: Warning, Fixable: true, Advice: "--fix rebuilds the indexes from the rows"}
-	if im, ok := h.coll.Store().Backend().(store.IndexMaintainer); ok {
+	if im, ok := h.coll.Store().IndexMaintainer(); ok {
 		states, err := im.IndexStates(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("audit %q: %w", h.coll.Name(), err)
@@ -254,15 +254,12 @@ func (h *Hierarchy) Fix(ctx context.Context, rep *Report) ([]string, error) {
 		done = append(done, fmt.Sprintf("deleted %d tiny or empty chunks", n))
 		// Checkpoint the write, or the deletion itself leaves the
 		// checkpoint behind the rows.
-		if cp, ok := h.coll.Store().Backend().(interface{ Checkpoint(context.Context) error }); ok {
-			if err := cp.Checkpoint(ctx); err != nil {
-				return done, fmt.Errorf("checkpoint after deleting tiny chunks: %w", err)
-			}
+		if err := h.coll.Store().Checkpoint(ctx); err != nil {
+			return done, fmt.Errorf("checkpoint after deleting tiny chunks: %w", err)
 		}
 	}
 	if f := rep.Finding(CheckStaleIndex); f != nil {
-		im, ok := h.coll.Store().Backend().(store.IndexMaintainer)
-		if ok {
+		if im, ok := h.coll.Store().IndexMaintainer(); ok {
 			if err := im.RebuildIndexes(ctx, h.coll.Name()); err != nil {
 				return done, fmt.Errorf("rebuild indexes: %w", err)
 			}

@@ -181,15 +181,13 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		r.finishJob(err)
 		return r.rep, err
 	}
-	if cp, ok := opt.Collection.Store().Backend().(interface{ Checkpoint(context.Context) error }); ok {
-		if err := cp.Checkpoint(ctx); err != nil {
-			opt.Logger.Warn("ingest: checkpoint failed; indexes will be rebuilt on next open", "err", err)
-		}
+	if err := opt.Collection.Store().Checkpoint(ctx); err != nil {
+		opt.Logger.Warn("ingest: checkpoint failed; indexes will be rebuilt on next open", "err", err)
 	}
 	// A server store plans queries from table statistics, which lag a bulk
 	// load until its own maintenance catches up; refresh them now.
-	if an, ok := opt.Collection.Store().Backend().(interface{ Analyze(context.Context) error }); ok && r.rep.Chunks >= analyzeMin {
-		if err := an.Analyze(ctx); err != nil {
+	if r.rep.Chunks >= analyzeMin {
+		if err := opt.Collection.Store().Analyze(ctx); err != nil {
 			opt.Logger.Warn("ingest: refreshing the store's statistics failed; queries may be slow until its maintenance runs", "err", err)
 		}
 	}

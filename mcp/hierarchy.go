@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/hierarchy"
 	"github.com/quarry-rag/quarry/ingest"
@@ -157,11 +158,21 @@ func (s *Server) hierarchy(ctx context.Context, req *sdk.CallToolRequest, coll s
 	if sc.Filter != nil {
 		return nil, sc, errors.New("the knowledge hierarchy spans every document of a collection, so it is not open to clients limited by a filter")
 	}
-	c, err := s.collection(ctx, sc, coll, false)
+	name := coll
+	if name == "" {
+		name = s.kb.DefaultCollection()
+	}
+	if !sc.Allows(name) {
+		return nil, sc, fmt.Errorf("collection %q is not open to this client (allowed: %s)", name, strings.Join(sc.Collections, ", "))
+	}
+	c, err := s.kb.Collection(ctx, name)
 	if err != nil {
 		return nil, sc, err
 	}
-	h, err := hierarchy.Open(c)
+	if err := s.kb.CheckModel(c.Store()); err != nil {
+		return nil, sc, err
+	}
+	h, err := hierarchy.Open(c.Store())
 	if err != nil {
 		return nil, sc, err
 	}
@@ -225,7 +236,7 @@ func (s *Server) health(ctx context.Context, req *sdk.CallToolRequest, in Health
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err := h.Audit(ctx, hierarchy.AuditOptions{Model: s.cfg.Embedder.Model()})
+	rep, err := h.Audit(ctx, hierarchy.AuditOptions{Model: s.kb.Embedder().Model()})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -347,8 +358,8 @@ func (s *Server) addChunks(ctx context.Context, req *sdk.CallToolRequest, in Add
 	if len(in.Chunks)+len(in.IDs) == 0 {
 		return nil, out, errors.New("give chunks (new texts) or ids (stored passages)")
 	}
-	if len(in.Chunks) > maxAddDocuments {
-		return nil, out, fmt.Errorf("at most %d chunks per call, got %d", maxAddDocuments, len(in.Chunks))
+	if len(in.Chunks) > quarry.MaxDocuments {
+		return nil, out, fmt.Errorf("at most %d chunks per call, got %d", quarry.MaxDocuments, len(in.Chunks))
 	}
 	if _, err := h.Node(ctx, in.Node); err != nil { // before anything is stored
 		return nil, out, err
@@ -372,7 +383,7 @@ func (s *Server) addChunks(ctx context.Context, req *sdk.CallToolRequest, in Add
 			}
 			docs[i] = d
 		}
-		if err := ingest.Add(ctx, h.Collection(), s.cfg.Embedder, docs, sc.Filter); err != nil {
+		if err := ingest.Add(ctx, h.Collection(), s.kb.Embedder(), docs, sc.Filter); err != nil {
 			return nil, out, err
 		}
 		for _, d := range docs {

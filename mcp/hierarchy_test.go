@@ -49,7 +49,7 @@ func TestHierarchyTools(t *testing.T) {
 
 	var tree mcp.TreeOutput
 	res = call(t, cs, mcp.ToolTree, map[string]any{}, &tree)
-	if len(tree.Nodes) != 4 || tree.Nodes[0].Path != "/Root" || tree.Nodes[0].Total != 2 || !strings.Contains(text(res), "Spring_Boot  (2 chunks)") {
+	if len(tree.Nodes) != 4 || tree.Nodes[0].Path != "/Root" || tree.Nodes[0].Total != 4 || !strings.Contains(text(res), "Spring_Boot  (2 chunks)") {
 		t.Errorf("tree: %+v\n%s", tree, text(res))
 	}
 
@@ -133,7 +133,7 @@ func TestHierarchyToolsRefuseFilterScopes(t *testing.T) {
 	if _, err := st.CreateCollection(ctx, store.CollectionConfig{Name: "kb", Schema: schema, Model: emb.Model()}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcp.New(mcp.Config{Store: st, Embedder: emb, Collection: "kb", ReadOnly: true,
+	srv, err := mcp.New(mcp.Config{KB: newKB(t, st, emb, "kb"), ReadOnly: true,
 		Scope: mcp.Scope{Filter: filter.Eq("tenant", "acme")}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -20,38 +20,23 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
-	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
 
-// Config is what a Server serves. Store, Embedder and Collection are
-// required; IngestOptions is required unless ReadOnly.
+// Config is what a Server serves. KB is required.
 type Config struct {
-	// Store holds the collections.
-	Store *store.Store
-	// Embedder embeds queries and added documents; collections built with
-	// another model are refused.
-	Embedder embed.Embedder
-	// Collection is the collection a tool uses when the call names none.
-	Collection string
-	// Mode is the search mode when a call names none; ModeAuto lets the
-	// store pick (hybrid with a query and an embedding).
-	Mode store.Mode
-	// AskMode is the retrieval mode of knowledge_ask; ModeAuto means
-	// hybrid.
-	AskMode store.Mode
-	// TopK is the number of search results when a call names none
-	// (store.DefaultTopK when 0).
-	TopK int
-	// IngestOptions returns the ingestion settings for a collection
-	// (embedder, loader, chunking). The Server sets Collection, Jobs and
-	// JobParams itself.
+	// KB is the knowledge base served: its store, embedder, default
+	// collection and top-k, chat model and the post-processors every
+	// answer gets. Every tool calls its operations with the call's scope.
+	KB *quarry.KB
+	// IngestOptions, when set, replaces KB.IngestOptions for
+	// knowledge_ingest (to observe runs, say).
 	IngestOptions func(*store.Collection) ingest.Options
 	// Roots confine the paths knowledge_ingest accepts; relative paths
 	// in a call are resolved against the first. Empty means the current
@@ -59,42 +44,25 @@ type Config struct {
 	Roots []string
 	// ReadOnly leaves out the tools that change the knowledge base.
 	ReadOnly bool
-	// Scope limits what every call reaches; the zero Scope limits nothing.
+	// Scope limits what every call reaches; the zero Scope limits nothing
+	// (raw filter fragments excepted, which need AllowRawFilters). Under a
+	// filter, knowledge_ingest and knowledge_ingest_status are refused
+	// (files carry no tenant) and knowledge_status reports no jobs.
 	Scope Scope
 	// ScopeFor, when set, gives each call its own scope (from the caller's
 	// credentials, say, in req.Extra.TokenInfo) instead of Scope. An error
 	// refuses the call.
 	ScopeFor func(ctx context.Context, req *sdk.CallToolRequest) (Scope, error)
-	// Model writes knowledge_ask answers; nil answers extractively,
-	// quoting the passages.
-	Model llm.ChatModel
 	// Version is reported to clients.
 	Version string
 	// Logger receives the server's records; slog.Default() when nil.
 	Logger *slog.Logger
 }
 
-// Scope is what a client may reach, with the rules of the HTTP API's keys:
-// a mandatory filter merged into every search, answer, count and delete,
-// which documents it adds must match.
-type Scope struct {
-	// Collections the client may use; empty means all.
-	Collections []string
-	// Filter is the mandatory filter; nil means none. Under a filter,
-	// knowledge_ingest and knowledge_ingest_status are refused (files
-	// carry no tenant) and knowledge_status reports no jobs.
-	Filter filter.Expr
-	// AllowRawFilters lets the client's filters carry raw, store-tagged
-	// fragments (the store's own query language); off by default. They are
-	// merged under Filter, so they only narrow.
-	AllowRawFilters bool
-	// ReadOnly refuses the tools that change the knowledge base (a read
-	// key's client); Config.ReadOnly leaves them out altogether.
-	ReadOnly bool
-	// NoServerPaths refuses knowledge_ingest, which reads the server's
-	// folders (keys below admin, as over the HTTP API).
-	NoServerPaths bool
-}
+// Scope is what a client may reach, with the rules of the HTTP API's keys
+// (quarry.Scope): a mandatory filter merged into every search, answer,
+// count and delete, which documents it adds must match.
+type Scope = quarry.Scope
 
 // writes wraps the handler of a tool that changes the knowledge base: a
 // client whose scope is read-only is refused before the call runs.
@@ -110,10 +78,6 @@ func writes[In, Out any](s *Server, h sdk.ToolHandlerFor[In, Out]) sdk.ToolHandl
 		}
 		return h(ctx, req, in)
 	}
-}
-
-func (sc Scope) allows(collection string) bool {
-	return len(sc.Collections) == 0 || slices.Contains(sc.Collections, collection)
 }
 
 // scope returns the scope of a call.
@@ -140,6 +104,7 @@ func (s *Server) scope(ctx context.Context, req *sdk.CallToolRequest) (Scope, er
 // Server is a Quarry MCP server. It is safe for concurrent sessions.
 type Server struct {
 	cfg   Config
+	kb    *quarry.KB
 	roots *load.Roots
 	mcp   *sdk.Server
 	log   *slog.Logger
@@ -155,19 +120,16 @@ type Server struct {
 
 // New checks cfg and builds a Server with its tools registered.
 func New(cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Embedder == nil {
-		return nil, errors.New("mcp: a store and an embedder are required")
+	if cfg.KB == nil {
+		return nil, errors.New("mcp: a knowledge base is required")
 	}
-	if cfg.Collection == "" {
-		return nil, errors.New("mcp: a default collection is required")
+	if cfg.IngestOptions == nil {
+		cfg.IngestOptions = cfg.KB.IngestOptions
 	}
-	if !cfg.ReadOnly && cfg.IngestOptions == nil {
-		return nil, errors.New("mcp: IngestOptions is required unless the server is read-only")
+	if err := cfg.KB.CheckAnswers(); err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
 	}
-	if cfg.TopK < 0 {
-		return nil, fmt.Errorf("mcp: top k must be positive, got %d", cfg.TopK)
-	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
+	s := &Server{cfg: cfg, kb: cfg.KB, log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -283,6 +245,7 @@ func keyScope(base Scope, k keys.Key) (Scope, error) {
 	sc.AllowRawFilters = k.FilterPolicy(base.AllowRawFilters).AllowRaw
 	sc.ReadOnly = base.ReadOnly || !k.MayWrite()
 	sc.NoServerPaths = base.NoServerPaths || !k.MayReachAll()
+	sc.Owner = k.ID // a key's threads are its own
 	return sc, nil
 }
 

@@ -15,11 +15,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/mcp"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/memory"
@@ -47,13 +47,8 @@ func newFixture(t *testing.T, readOnly bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loader := load.New(load.Options{})
-	t.Cleanup(func() { loader.Close() })
 	srv, err := mcp.New(mcp.Config{
-		Store: st, Embedder: emb, Collection: "default", Mode: store.ModeKeyword,
-		IngestOptions: func(c *store.Collection) ingest.Options {
-			return ingest.Options{Collection: c, Embedder: emb, Loader: loader, Workers: 1}
-		},
+		KB:    newKB(t, st, emb, "default"),
 		Roots: []string{root}, ReadOnly: readOnly, Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -61,6 +56,17 @@ func newFixture(t *testing.T, readOnly bool) *fixture {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return &fixture{root: root, srv: srv}
+}
+
+// newKB serves st as a knowledge base searching by keywords by default.
+func newKB(t *testing.T, st *store.Store, emb embed.Embedder, collection string) *quarry.KB {
+	t.Helper()
+	kb, err := quarry.New(context.Background(), st, quarry.WithEmbedder(emb), quarry.WithCollection(collection), quarry.WithMode("keyword"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kb.Close() })
+	return kb
 }
 
 func write(t *testing.T, path, text string) {
@@ -202,7 +208,7 @@ func TestListTools(t *testing.T) {
 		Enum []string `json:"enum"`
 	}
 	json.Unmarshal(s.Properties["mode"], &mode)
-	if !slices.Equal(mode.Enum, []string{"keyword", "vector", "hybrid"}) {
+	if !slices.Equal(mode.Enum, []string{"auto", "keyword", "vector", "hybrid"}) {
 		t.Errorf("mode enum = %v", mode.Enum)
 	}
 	if res := callRaw(t, cs, mcp.ToolSearch, map[string]any{"query": "x", "top_k": 1000}); !res.IsError {
@@ -430,12 +436,7 @@ func TestScopeKeepsTenantsApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	newServer := func(sc mcp.Scope) *sdk.ClientSession {
-		loader := load.New(load.Options{})
-		t.Cleanup(func() { loader.Close() })
-		srv, err := mcp.New(mcp.Config{Store: st, Embedder: emb, Collection: "kb", Mode: store.ModeKeyword, Scope: sc,
-			IngestOptions: func(c *store.Collection) ingest.Options {
-				return ingest.Options{Collection: c, Embedder: emb, Loader: loader}
-			},
+		srv, err := mcp.New(mcp.Config{KB: newKB(t, st, emb, "kb"), Scope: sc,
 			Roots: []string{t.TempDir()}, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)

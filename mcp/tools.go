@@ -12,12 +12,11 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/quarry-rag/quarry/document"
-	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
-	"github.com/quarry-rag/quarry/rag"
+	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -32,55 +31,40 @@ const (
 	ToolStatus       = "knowledge_status"
 )
 
-// maxAddDocuments bounds one knowledge_add_documents call so a single call
-// cannot hold the embedder for long.
-const maxAddDocuments = 256
-
 // SearchInput is the input of knowledge_search.
 type SearchInput struct {
 	Query      string `json:"query" jsonschema:"what to look for: a question or keywords in the documents' language"`
-	Mode       string `json:"mode,omitempty" jsonschema:"keyword (BM25), vector (meaning) or hybrid (both); omit for the knowledge base's default"`
+	Mode       string `json:"mode,omitempty" jsonschema:"auto (the knowledge hierarchy's triggers first, then the knowledge base's default), keyword (BM25), vector (meaning) or hybrid (both); omit for the knowledge base's default"`
 	TopK       int    `json:"top_k,omitempty" jsonschema:"how many passages to return (default 10, at most 100)"`
 	Filter     any    `json:"filter,omitempty" jsonschema:"optional metadata filter: text such as \"sourceName = 'guide.md' AND year >= 2024\", or JSON such as {\"sourceName\": \"guide.md\"}; only sourceType, sourceName and fields declared in the collection's schema can be filtered"`
 	Collection string `json:"collection,omitempty" jsonschema:"collection to search; omit for the default (see knowledge_status)"`
+	Explain    bool   `json:"explain,omitempty" jsonschema:"report each result's rank and score per branch"`
+	Hierarchy  bool   `json:"hierarchy,omitempty" jsonschema:"place each result in the knowledge hierarchy: its node, the node's neighbours, the results linked to it"`
 }
 
-// Passage is one retrieved chunk with where it came from.
-type Passage struct {
-	Rank       int            `json:"rank" jsonschema:"1-based rank"`
-	ID         string         `json:"id"`
-	Score      float64        `json:"score"`
-	SourceType string         `json:"sourceType" jsonschema:"file, url, object, manual or conversation"`
-	Source     string         `json:"source" jsonschema:"the source's name: a path relative to the ingested folder, a URL or an id"`
-	Page       int            `json:"page,omitempty" jsonschema:"1-based page, for paged formats such as PDF"`
-	Headings   []string       `json:"headings,omitempty" jsonschema:"the headings enclosing the passage, outermost first"`
-	LineStart  int            `json:"lineStart,omitempty"`
-	LineEnd    int            `json:"lineEnd,omitempty"`
-	Text       string         `json:"text"`
-	Metadata   map[string]any `json:"metadata,omitempty"`
-}
+// Passage is one retrieved chunk with where it came from, as every
+// surface returns it.
+type Passage = quarry.Passage
 
 // SearchOutput is the structured result of knowledge_search.
-type SearchOutput struct {
-	Collection string    `json:"collection"`
-	Mode       string    `json:"mode"`
-	Results    []Passage `json:"results"`
-}
+type SearchOutput = quarry.SearchResult
 
 // AskInput is the input of knowledge_ask.
 type AskInput struct {
-	Question   string `json:"question" jsonschema:"the question to answer from the knowledge base"`
-	TopK       int    `json:"top_k,omitempty" jsonschema:"how many passages to read (default 8, at most 100)"`
-	Filter     any    `json:"filter,omitempty" jsonschema:"optional metadata filter in any syntax, as for knowledge_search"`
-	Collection string `json:"collection,omitempty" jsonschema:"collection to ask; omit for the default"`
+	Question   string   `json:"question" jsonschema:"the question to answer from the knowledge base"`
+	Mode       string   `json:"mode,omitempty" jsonschema:"retrieval mode: auto, keyword, vector or hybrid; omit for the knowledge base's default (hybrid)"`
+	TopK       int      `json:"top_k,omitempty" jsonschema:"how many passages to read (default 10, at most 100)"`
+	Filter     any      `json:"filter,omitempty" jsonschema:"optional metadata filter in any syntax, as for knowledge_search"`
+	Collection string   `json:"collection,omitempty" jsonschema:"collection to ask; omit for the default"`
+	Thread     string   `json:"thread,omitempty" jsonschema:"conversation thread: its earlier questions and answers are read in context, and this one is added"`
+	Memory     []string `json:"memory,omitempty" jsonschema:"threads whose past exchanges are recalled beside the documents"`
+	Post       []string `json:"post,omitempty" jsonschema:"post-processors after the server's own: dedupe, mmr, threshold, adaptive, neighbours, pack, rerank=cohere|jina|voyage|llm"`
+	Transforms []string `json:"transforms,omitempty" jsonschema:"query transforms (need a chat model): rewrite, hyde, decompose, multi-query"`
+	Schema     any      `json:"schema,omitempty" jsonschema:"a JSON Schema: the answer is JSON valid against it (needs a chat model)"`
 }
 
 // AskOutput is the structured result of knowledge_ask.
-type AskOutput struct {
-	Answer     string    `json:"answer" jsonschema:"the answer, with [n] markers naming its citations"`
-	Extractive bool      `json:"extractive" jsonschema:"true when the answer quotes the passages because no chat model is configured"`
-	Citations  []Passage `json:"citations" jsonschema:"the passages the answer cites; rank is the n of its [n] marker"`
-}
+type AskOutput = quarry.AskResult
 
 // IngestInput is the input of knowledge_ingest.
 type IngestInput struct {
@@ -125,18 +109,10 @@ type AddDocumentsInput struct {
 }
 
 // NewDocument is one text to add.
-type NewDocument struct {
-	Text     string         `json:"text" jsonschema:"the text, searchable as one passage"`
-	ID       string         `json:"id,omitempty" jsonschema:"optional id; a document with the same id is replaced"`
-	Source   string         `json:"source,omitempty" jsonschema:"optional source name to cite and to delete by later (default: manual)"`
-	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"optional metadata: strings, numbers, booleans or lists of strings"`
-}
+type NewDocument = quarry.NewDocument
 
 // AddDocumentsOutput is the structured result of knowledge_add_documents.
-type AddDocumentsOutput struct {
-	Collection string   `json:"collection"`
-	IDs        []string `json:"ids" jsonschema:"the ids of the added documents, in order"`
-}
+type AddDocumentsOutput = quarry.AddResult
 
 // DeleteInput is the input of knowledge_delete.
 type DeleteInput struct {
@@ -183,10 +159,12 @@ func inputSchema[T any]() (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("mcp: input schema: %w", err)
 	}
 	if p := s.Properties["mode"]; p != nil {
-		p.Enum = []any{string(store.ModeKeyword), string(store.ModeVector), string(store.ModeHybrid)}
+		for _, m := range retrieve.Modes {
+			p.Enum = append(p.Enum, m)
+		}
 	}
 	if p := s.Properties["top_k"]; p != nil {
-		p.Minimum, p.Maximum = new(float64(0)), new(float64(maxTopK))
+		p.Minimum, p.Maximum = new(float64(0)), new(float64(quarry.MaxTopK))
 	}
 	return s, nil
 }
@@ -234,38 +212,9 @@ func (s *Server) addTools() error {
 	return nil
 }
 
-// collection opens a collection by name (the default when empty) and
-// checks it was built with the server's embedder. With create, a missing
-// collection is created.
-func (s *Server) collection(ctx context.Context, sc Scope, name string, create bool) (*store.Collection, error) {
-	if name == "" {
-		name = s.cfg.Collection
-	}
-	if !sc.allows(name) {
-		return nil, fmt.Errorf("collection %q is not open to this client (allowed: %s)", name, strings.Join(sc.Collections, ", "))
-	}
-	c, err := s.cfg.Store.Collection(ctx, name)
-	if create && errors.Is(err, store.ErrCollectionNotFound) {
-		// Ensure, not create: another session may create it meanwhile.
-		c, err = s.cfg.Store.EnsureCollection(ctx, store.CollectionConfig{Name: name, Model: s.cfg.Embedder.Model()})
-	}
-	if errors.Is(err, store.ErrCollectionNotFound) {
-		return nil, fmt.Errorf("collection %q does not exist: call knowledge_status for the collections", name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("collection %q: %w", name, err)
-	}
-	if m := c.Config().Model; m != s.cfg.Embedder.Model() {
-		return nil, fmt.Errorf("collection %q was built with %s/%s, but this server embeds with %s/%s",
-			name, m.Provider, m.Model, s.cfg.Embedder.Model().Provider, s.cfg.Embedder.Model().Model)
-	}
-	return c, nil
-}
-
-// parseFilter reads a filter given as text or as JSON and checks it against
-// the collection's schema and the scope's raw-filter policy
-// (filter.CheckRequest); nil stays nil.
-func parseFilter(v any, sc Scope, c *store.Collection) (filter.Expr, error) {
+// parseFilter reads a filter given as text or as JSON; nil stays nil. The
+// core checks it against the collection and the call's scope.
+func parseFilter(v any) (filter.Expr, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("filter: %w", err)
@@ -274,38 +223,8 @@ func parseFilter(v any, sc Scope, c *store.Collection) (filter.Expr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid filter: %w", err)
 	}
-	if e == nil {
-		return nil, nil
-	}
-	if err := filter.CheckRequest(e, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
-		return nil, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
-	}
 	return e, nil
 }
-
-// scopedFilter is the call's filter narrowed by the scope's mandatory
-// filter, which it can never widen (filter.Merge keeps it a conjunct).
-func scopedFilter(v any, sc Scope, c *store.Collection) (filter.Expr, error) {
-	f, err := parseFilter(v, sc, c)
-	if err != nil {
-		return nil, err
-	}
-	return withScope(f, sc, c)
-}
-
-func withScope(f filter.Expr, sc Scope, c *store.Collection) (filter.Expr, error) {
-	if sc.Filter == nil {
-		return f, nil
-	}
-	if err := filter.Validate(sc.Filter, c.Config().Schema); err != nil {
-		return nil, fmt.Errorf("this client's scope cannot apply to collection %q: %w", c.Name(), err)
-	}
-	return filter.Merge(sc.Filter, f), nil
-}
-
-// maxTopK bounds a tool's top_k: a model rarely reads more, and the result
-// goes into its context.
-const maxTopK = 100
 
 func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in SearchInput) (*sdk.CallToolResult, SearchOutput, error) {
 	var out SearchOutput
@@ -313,87 +232,16 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 	if err != nil {
 		return nil, out, err
 	}
-	if strings.TrimSpace(in.Query) == "" {
-		return nil, out, errors.New("query is empty: say what to look for")
-	}
-	mode := store.Mode(in.Mode)
-	switch mode {
-	case store.ModeAuto:
-		mode = s.cfg.Mode
-	case store.ModeKeyword, store.ModeVector, store.ModeHybrid:
-	default:
-		return nil, out, fmt.Errorf("mode %q is not one of keyword, vector, hybrid", in.Mode)
-	}
-	if mode == store.ModeAuto {
-		mode = store.ModeHybrid
-	}
-	topK, err := s.topK(in.TopK)
+	f, err := parseFilter(in.Filter)
 	if err != nil {
 		return nil, out, err
 	}
-	c, err := s.collection(ctx, sc, in.Collection, false)
+	res, err := s.kb.Search(ctx, sc, quarry.SearchRequest{Collection: in.Collection, Query: in.Query, Mode: in.Mode, Filter: f,
+		TopK: in.TopK, Explain: in.Explain, Hierarchy: in.Hierarchy})
 	if err != nil {
 		return nil, out, err
 	}
-	f, err := scopedFilter(in.Filter, sc, c)
-	if err != nil {
-		return nil, out, err
-	}
-	sreq := store.SearchRequest{Query: in.Query, Mode: mode, Filter: f, TopK: topK}
-	if mode != store.ModeKeyword {
-		vecs, err := embed.EmbedQuery(ctx, s.cfg.Embedder, []string{in.Query})
-		if err != nil {
-			return nil, out, fmt.Errorf("embed the query: %w", err)
-		}
-		sreq.Embedding = vecs[0]
-		if mode == store.ModeVector {
-			sreq.Query = ""
-		}
-	}
-	hits, err := c.Search(ctx, sreq)
-	if err != nil {
-		return nil, out, fmt.Errorf("search %q: %w", c.Name(), err)
-	}
-	out = SearchOutput{Collection: c.Name(), Mode: string(mode), Results: make([]Passage, len(hits))}
-	for i, h := range hits {
-		out.Results[i] = passage(i+1, h.Doc)
-	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: passagesText(out.Results)}}}, out, nil
-}
-
-func (s *Server) topK(k int) (int, error) {
-	switch {
-	case k < 0:
-		return 0, fmt.Errorf("top_k must be positive, got %d", k)
-	case k > maxTopK:
-		return 0, fmt.Errorf("top_k is at most %d, got %d", maxTopK, k)
-	case k == 0:
-		return s.cfg.TopK, nil // 0 lets the store use its default
-	}
-	return k, nil
-}
-
-func passage(rank int, d *document.Document) Passage {
-	p := d.Provenance
-	return Passage{Rank: rank, ID: d.ID, Score: d.Score, SourceType: d.SourceType, Source: d.SourceName,
-		Page: p.Page, Headings: p.HeadingPath, LineStart: p.LineStart, LineEnd: p.LineEnd, Text: d.Content,
-		Metadata: d.Metadata}
-}
-
-// location is a passage's source with its page, headings and lines, as a
-// person would cite it.
-func (p Passage) location() string {
-	loc := p.Source
-	if p.Page > 0 {
-		loc += fmt.Sprintf(", page %d", p.Page)
-	}
-	if len(p.Headings) > 0 {
-		loc += ", " + strings.Join(p.Headings, " › ")
-	}
-	if p.LineStart > 0 {
-		loc += fmt.Sprintf(", lines %d-%d", p.LineStart, p.LineEnd)
-	}
-	return loc
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: passagesText(res.Results)}}}, *res, nil
 }
 
 func passagesText(ps []Passage) string {
@@ -402,7 +250,7 @@ func passagesText(ps []Passage) string {
 	}
 	var b strings.Builder
 	for _, p := range ps {
-		fmt.Fprintf(&b, "[%d] %s (score %.4f)\n%s\n\n", p.Rank, p.location(), p.Score, p.Text)
+		fmt.Fprintf(&b, "[%d] %s (score %.4f)\n%s\n\n", p.Rank, p.Location, p.Score, p.Text)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -413,47 +261,30 @@ func (s *Server) ask(ctx context.Context, req *sdk.CallToolRequest, in AskInput)
 	if err != nil {
 		return nil, out, err
 	}
-	if strings.TrimSpace(in.Question) == "" {
-		return nil, out, errors.New("question is empty")
-	}
-	topK, err := s.topK(in.TopK)
+	f, err := parseFilter(in.Filter)
 	if err != nil {
 		return nil, out, err
 	}
-	c, err := s.collection(ctx, sc, in.Collection, false)
+	var schema json.RawMessage
+	if in.Schema != nil {
+		if schema, err = json.Marshal(in.Schema); err != nil {
+			return nil, out, fmt.Errorf("schema: %w", err)
+		}
+	}
+	ans, err := s.kb.Ask(ctx, sc, quarry.AskRequest{Collection: in.Collection, Question: in.Question, Mode: in.Mode, Filter: f, TopK: in.TopK,
+		Thread: in.Thread, Memory: in.Memory, Post: in.Post, Transforms: in.Transforms, Schema: schema})
 	if err != nil {
 		return nil, out, err
 	}
-	f, err := scopedFilter(in.Filter, sc, c)
-	if err != nil {
-		return nil, out, err
-	}
-	p := rag.Pipeline{
-		Retriever:  &rag.CollectionRetriever{Collection: c, Embedder: s.cfg.Embedder, Mode: s.cfg.AskMode},
-		Model:      s.cfg.Model,
-		Extractive: rag.Extractive{Embedder: s.cfg.Embedder},
-		Logger:     s.log,
-	}
-	ans, err := p.Ask(ctx, rag.Request{Question: in.Question, Filter: f, TopK: topK})
-	if err != nil {
-		return nil, out, fmt.Errorf("ask %q: %w", c.Name(), err)
-	}
-	out = AskOutput{Answer: ans.Text, Extractive: ans.Extractive, Citations: make([]Passage, len(ans.Citations))}
 	var b strings.Builder
-	b.WriteString(ans.Text)
+	b.WriteString(ans.Answer)
 	if len(ans.Citations) > 0 {
 		b.WriteString("\n\nSources:")
 	}
-	for i, ct := range ans.Citations {
-		p := Passage{Rank: ct.N, ID: ct.ID, SourceType: ct.SourceType, Source: ct.Source, Page: ct.Page,
-			Headings: ct.Headings, LineStart: ct.LineStart, LineEnd: ct.LineEnd, Text: ct.Text}
-		if ct.Document != nil {
-			p.Score, p.Metadata = ct.Document.Score, ct.Document.Metadata
-		}
-		out.Citations[i] = p
-		fmt.Fprintf(&b, "\n[%d] %s", p.Rank, p.location())
+	for _, p := range ans.Citations {
+		fmt.Fprintf(&b, "\n[%d] %s", p.Rank, p.Location)
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, out, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, *ans, nil
 }
 
 func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusInput) (*sdk.CallToolResult, StatusOutput, error) {
@@ -461,44 +292,26 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 	if err != nil {
 		return nil, StatusOutput{}, err
 	}
-	m := s.cfg.Embedder.Model()
-	out := StatusOutput{DefaultCollection: s.cfg.Collection, Model: m.Provider + "/" + m.Model, ReadOnly: s.cfg.ReadOnly,
+	m := s.kb.Embedder().Model()
+	out := StatusOutput{DefaultCollection: s.kb.DefaultCollection(), Model: m.Provider + "/" + m.Model, ReadOnly: s.cfg.ReadOnly,
 		Collections: []CollectionStatus{}}
 	if !s.cfg.ReadOnly {
 		out.Roots = s.roots.Dirs()
 	}
-	cfgs, err := s.cfg.Store.Collections(ctx)
+	infos, err := s.kb.Collections(ctx, sc)
 	if err != nil {
-		return nil, out, fmt.Errorf("list collections: %w", err)
+		return nil, out, err
 	}
-	for _, cc := range cfgs {
-		if !sc.allows(cc.Name) {
-			continue
-		}
-		c, err := s.cfg.Store.Collection(ctx, cc.Name)
-		if err != nil {
-			return nil, out, fmt.Errorf("collection %q: %w", cc.Name, err)
-		}
-		var f filter.Expr
-		if sc.Filter != nil {
-			if filter.Validate(sc.Filter, cc.Schema) != nil {
-				continue // the scope cannot apply: nothing there is reachable
-			}
-			f = sc.Filter
-		}
-		n, err := c.Count(ctx, f)
-		if err != nil {
-			return nil, out, fmt.Errorf("count %q: %w", cc.Name, err)
-		}
-		cs := CollectionStatus{Name: cc.Name, Documents: n, Model: cc.Model.Provider + "/" + cc.Model.Model}
-		if cc.Schema != nil {
-			for _, f := range cc.Schema.Fields {
+	for _, ci := range infos {
+		cs := CollectionStatus{Name: ci.Name, Documents: ci.Documents, Model: ci.Model.Provider + "/" + ci.Model.Model}
+		if ci.Fields != nil {
+			for _, f := range ci.Fields.Fields {
 				cs.Fields = append(cs.Fields, f.Name)
 			}
 		}
 		out.Collections = append(out.Collections, cs)
 	}
-	if js, err := s.cfg.Store.Jobs(); err == nil && sc.Filter == nil {
+	if js, err := s.kb.Store().Jobs(); err == nil && sc.Filter == nil {
 		jobs, err := js.ListJobs(ctx, 1)
 		if err != nil {
 			return nil, out, fmt.Errorf("list jobs: %w", err)
@@ -552,7 +365,7 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 	if sc.Filter != nil {
 		return nil, Job{}, errors.New("ingestion jobs are not open to a client with a scope filter")
 	}
-	js, err := s.cfg.Store.Jobs()
+	js, err := s.kb.Store().Jobs()
 	if err != nil {
 		return nil, Job{}, err
 	}
@@ -563,7 +376,7 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, Job{}, fmt.Errorf("job %s: %w", in.JobID, err)
 	}
-	if !sc.allows(j.Collection) {
+	if !sc.Allows(j.Collection) {
 		return nil, Job{}, fmt.Errorf("no job has id %q", in.JobID)
 	}
 	out := jobOut(j)
@@ -608,13 +421,17 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 		}
 		paths[i] = real
 	}
-	js, err := s.cfg.Store.Jobs()
+	js, err := s.kb.Store().Jobs()
 	if err != nil {
 		return nil, out, err
 	}
-	c, err := s.collection(ctx, sc, in.Collection, true)
+	co, err := s.kb.EnsureCollection(ctx, in.Collection, nil)
 	if err != nil {
 		return nil, out, err
+	}
+	c := co.Store()
+	if !sc.Allows(c.Name()) {
+		return nil, out, fmt.Errorf("collection %q is not open to this client", c.Name())
 	}
 	opt := s.cfg.IngestOptions(c)
 	opt.Collection = c
@@ -627,8 +444,8 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if err := opt.Select.Check(); err != nil {
 		return nil, out, err
 	}
-	if opt.JobParams, err = json.Marshal(ingest.Params{Roots: paths, Collection: c.Name(), Meta: opt.Metadata, Include: in.Include, Exclude: in.Exclude}); err != nil {
-		return nil, out, fmt.Errorf("record the job: %w", err)
+	if opt.JobParams, err = (ingest.Params{Roots: paths, Collection: c.Name(), Meta: opt.Metadata, Include: in.Include, Exclude: in.Exclude}).Marshal(); err != nil {
+		return nil, out, err
 	}
 	done := make(chan error, 1)
 	err = s.goJob(func(jctx context.Context) {
@@ -672,42 +489,12 @@ func (s *Server) addDocuments(ctx context.Context, req *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, out, err
 	}
-	if len(in.Documents) == 0 {
-		return nil, out, errors.New("documents is empty")
-	}
-	if len(in.Documents) > maxAddDocuments {
-		return nil, out, fmt.Errorf("at most %d documents per call, got %d", maxAddDocuments, len(in.Documents))
-	}
-	c, err := s.collection(ctx, sc, in.Collection, true)
+	res, err := s.kb.AddDocuments(ctx, sc, in.Collection, in.Documents)
 	if err != nil {
 		return nil, out, err
 	}
-	docs := make([]*document.Document, len(in.Documents))
-	for i, nd := range in.Documents {
-		if strings.TrimSpace(nd.Text) == "" {
-			return nil, out, fmt.Errorf("documents[%d]: text is empty", i)
-		}
-		d := document.New(nd.Text)
-		if nd.ID != "" {
-			d.ID = nd.ID
-		}
-		if nd.Source != "" {
-			d.SourceName = nd.Source
-		}
-		if err := d.AddMetadata(nd.Metadata); err != nil {
-			return nil, out, fmt.Errorf("documents[%d]: %w", i, err)
-		}
-		docs[i] = d
-	}
-	if err := ingest.Add(ctx, c, s.cfg.Embedder, docs, sc.Filter); err != nil {
-		return nil, out, err
-	}
-	out = AddDocumentsOutput{Collection: c.Name(), IDs: make([]string, len(docs))}
-	for i, d := range docs {
-		out.IDs[i] = d.ID
-	}
-	text := fmt.Sprintf("Added %s to collection %q.", count(len(docs), "document"), c.Name())
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+	text := fmt.Sprintf("Added %s to collection %q.", count(len(res.IDs), "document"), res.Collection)
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, *res, nil
 }
 
 func (s *Server) delete(ctx context.Context, req *sdk.CallToolRequest, in DeleteInput) (*sdk.CallToolResult, DeleteOutput, error) {
@@ -716,31 +503,20 @@ func (s *Server) delete(ctx context.Context, req *sdk.CallToolRequest, in Delete
 	if err != nil {
 		return nil, out, err
 	}
-	c, err := s.collection(ctx, sc, in.Collection, false)
+	f, err := parseFilter(in.Filter)
 	if err != nil {
 		return nil, out, err
 	}
-	f, err := parseFilter(in.Filter, sc, c)
+	n, err := s.kb.Delete(ctx, sc, quarry.DeleteRequest{Collection: in.Collection, Source: in.Source, Filter: f})
 	if err != nil {
 		return nil, out, err
-	}
-	if in.Source != "" {
-		f = filter.Merge(f, filter.Eq("sourceName", in.Source))
-	}
-	// Checked before the scope is added: a scope alone must not delete
-	// everything it reaches.
-	if f == nil {
-		return nil, out, errors.New("give a source or a filter: deleting everything is not offered")
-	}
-	if f, err = withScope(f, sc, c); err != nil {
-		return nil, out, err
-	}
-	n, err := c.Delete(ctx, f)
-	if err != nil {
-		return nil, out, fmt.Errorf("delete from %q: %w", c.Name(), err)
 	}
 	out.Deleted = n
-	text := fmt.Sprintf("Deleted %s from collection %q.", count(n, "passage"), c.Name())
+	name := in.Collection
+	if name == "" {
+		name = s.kb.DefaultCollection()
+	}
+	text := fmt.Sprintf("Deleted %s from collection %q.", count(n, "passage"), name)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 

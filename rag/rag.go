@@ -99,6 +99,28 @@ type Pipeline struct {
 	Extractive Extractive
 	// Logger receives debug records; slog.Default() when nil.
 	Logger *slog.Logger
+	// Stage, when set, observes the pipeline's stages ("retrieve",
+	// "generate"): it returns the context to run the stage in and the
+	// function that ends it with the stage's error. Observing through a
+	// hook rather than a wrapper keeps the retriever's and the model's
+	// optional capabilities in view.
+	Stage func(ctx context.Context, name string) (context.Context, func(error))
+}
+
+// stage starts an observed stage.
+func (p *Pipeline) stage(ctx context.Context, name string) (context.Context, func(error)) {
+	if p.Stage == nil {
+		return ctx, func(error) {}
+	}
+	return p.Stage(ctx, name)
+}
+
+// generate asks the model for a whole reply in a "generate" stage.
+func (p *Pipeline) generate(ctx context.Context, r *run) (llm.Response, error) {
+	ctx, end := p.stage(ctx, "generate")
+	resp, err := p.Model.Generate(ctx, p.llmRequest(r))
+	end(err)
+	return resp, err
 }
 
 // Request is one question.
@@ -166,17 +188,7 @@ type Citation struct {
 // Location says where the passage sits: "guide.md · Setup › Install ·
 // lines 4-9", "report.pdf · page 3".
 func (c Citation) Location() string {
-	loc := c.Source
-	switch {
-	case c.Page > 0:
-		loc += fmt.Sprintf(" · page %d", c.Page)
-	case len(c.Headings) > 0:
-		loc += " · " + strings.Join(c.Headings, " › ")
-	}
-	if c.LineStart > 0 {
-		loc += fmt.Sprintf(" · lines %d-%d", c.LineStart, c.LineEnd)
-	}
-	return loc
+	return document.Locate(c.Source, document.Provenance{Page: c.Page, HeadingPath: c.Headings, LineStart: c.LineStart, LineEnd: c.LineEnd})
 }
 
 func citationOf(n int, d *document.Document) Citation {
@@ -210,7 +222,7 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Answer, error) {
 	if p.Model == nil {
 		return p.extractive(ctx, r)
 	}
-	resp, err := p.Model.Generate(ctx, p.llmRequest(r))
+	resp, err := p.generate(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("answer: %w", err)
 	}
@@ -235,7 +247,7 @@ func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, err
 				a, err = p.extractive(ctx, r)
 			} else {
 				var resp llm.Response
-				if resp, err = p.Model.Generate(ctx, p.llmRequest(r)); err == nil {
+				if resp, err = p.generate(ctx, r); err == nil {
 					a, err = p.finish(ctx, r, resp.Text, resp.Usage)
 				}
 			}
@@ -250,8 +262,12 @@ func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, err
 		}
 		cs := &citeStream{valid: validFor(r.passages)}
 		var usage llm.Usage
-		for ev, err := range p.Model.Stream(ctx, p.llmRequest(r)) {
+		gctx, end := p.stage(ctx, "generate")
+		var genErr error
+		defer func() { end(genErr) }()
+		for ev, err := range p.Model.Stream(gctx, p.llmRequest(r)) {
 			if err != nil {
+				genErr = err
 				yield(Event{}, fmt.Errorf("answer: %w", err))
 				return
 			}
@@ -406,6 +422,8 @@ func (p *Pipeline) retrieveOne(ctx context.Context, rr RetrieveRequest, memory R
 		fails []retrieve.SourceError
 		err   error
 	)
+	ctx, end := p.stage(ctx, "retrieve")
+	defer func() { end(err) }()
 	if rep, ok := p.Retriever.(retrieve.Reporter); ok {
 		var res retrieve.Result
 		res, err = rep.RetrieveReport(ctx, rr)

@@ -227,3 +227,37 @@ func cut(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// Transformer is what a query transform is to a pipeline: it rewrites the
+// retrieval query (rag.PreProcessor has the same method).
+type Transformer interface {
+	Rewrite(ctx context.Context, query string, history []llm.Message) (string, error)
+}
+
+// TransformNames are the names NewTransform takes.
+const TransformNames = "rewrite, hyde, decompose, multi-query"
+
+// ErrNeedsModel is returned for a transform asked for without a chat model.
+var ErrNeedsModel = errors.New("needs a chat model: set llm in config.toml, QUARRY_LLM or --model")
+
+// NewTransform builds the query transform a name gives (TransformNames),
+// written by model.
+func NewTransform(name string, model llm.ChatModel) (Transformer, error) {
+	var t Transformer
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "rewrite":
+		t = Rewrite{Model: model}
+	case "hyde":
+		t = HyDE{Model: model}
+	case "decompose":
+		t = Decompose{Model: model}
+	case "multi-query", "multiquery":
+		t = MultiQuery{Model: model}
+	default:
+		return nil, fmt.Errorf("transform %q: use %s", name, TransformNames)
+	}
+	if model == nil {
+		return nil, fmt.Errorf("transform %s %w", name, ErrNeedsModel)
+	}
+	return t, nil
+}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -12,12 +11,11 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/keys"
-	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -26,14 +24,8 @@ type CollectionPath struct {
 	Collection string `path:"collection" maxLength:"48" doc:"Collection name"`
 }
 
-// CollectionInfo describes a collection.
-type CollectionInfo struct {
-	Name      string           `json:"name"`
-	Documents int              `json:"documents" doc:"Stored passages (chunks) this key can reach"`
-	Model     embed.ModelInfo  `json:"model" doc:"The embedding model the collection was built with"`
-	Fields    *document.Schema `json:"schema,omitempty" doc:"Declared metadata fields"`
-	Language  string           `json:"language,omitempty"`
-}
+// CollectionInfo describes a collection as the caller sees it.
+type CollectionInfo = quarry.CollectionInfo
 
 // CollectionList is the body of the collection list.
 type CollectionList struct {
@@ -106,51 +98,36 @@ type DeleteResult struct {
 
 // SearchBody is a search.
 type SearchBody struct {
-	Query   string          `json:"query" minLength:"1" doc:"Question or keywords"`
-	Mode    string          `json:"mode,omitempty" enum:"keyword,vector,hybrid," doc:"keyword (BM25), vector, or hybrid; the server's default when empty"`
-	Filter  json.RawMessage `json:"filter,omitempty" doc:"Metadata filter in any syntax: a text string such as \"year >= 2024\", or JSON such as {\"tenant\":\"acme\"}"`
-	TopK    int             `json:"top_k,omitempty" minimum:"0" maximum:"100" doc:"Results to return (server default when 0)"`
-	Explain bool            `json:"explain,omitempty" doc:"Report each result's rank and score per branch"`
+	Query     string          `json:"query" minLength:"1" doc:"Question or keywords"`
+	Mode      string          `json:"mode,omitempty" enum:"auto,keyword,vector,hybrid," doc:"auto (the knowledge hierarchy's triggers, then the rule for the collection's embedder), keyword (BM25), vector or hybrid; the server's default when empty"`
+	Filter    json.RawMessage `json:"filter,omitempty" doc:"Metadata filter in any syntax: a text string such as \"year >= 2024\", or JSON such as {\"tenant\":\"acme\"}"`
+	TopK      int             `json:"top_k,omitempty" minimum:"0" maximum:"100" doc:"Results to return (server default when 0)"`
+	Explain   bool            `json:"explain,omitempty" doc:"Report each result's rank and score per branch"`
+	Hierarchy bool            `json:"hierarchy,omitempty" doc:"Place each result in the knowledge hierarchy: its node, the node's neighbours, the results linked to it"`
 }
 
-// Passage is one retrieved passage with where it came from.
-type Passage struct {
-	Rank       int                `json:"rank"`
-	ID         string             `json:"id"`
-	Score      float64            `json:"score"`
-	SourceType string             `json:"sourceType"`
-	Source     string             `json:"source"`
-	Page       int                `json:"page,omitempty"`
-	Headings   []string           `json:"headings,omitempty"`
-	LineStart  int                `json:"lineStart,omitempty"`
-	LineEnd    int                `json:"lineEnd,omitempty"`
-	Text       string             `json:"text"`
-	Metadata   map[string]any     `json:"metadata,omitempty"`
-	Explain    *store.Explanation `json:"explain,omitempty"`
-}
+// Passage is one retrieved passage with where it came from, as every
+// surface returns it.
+type Passage = quarry.Passage
 
 // SearchResult is the result of a search.
-type SearchResult struct {
-	Collection string    `json:"collection"`
-	Mode       string    `json:"mode"`
-	Results    []Passage `json:"results"`
-}
+type SearchResult = quarry.SearchResult
 
 // AskBody is a question.
 type AskBody struct {
-	Question string          `json:"question" minLength:"1"`
-	Filter   json.RawMessage `json:"filter,omitempty" doc:"Metadata filter in any syntax, as for search"`
-	TopK     int             `json:"top_k,omitempty" minimum:"0" maximum:"100" doc:"Passages to read (default 8)"`
-	Thread   string          `json:"thread,omitempty" maxLength:"100" doc:"Conversation thread: earlier turns are read and this one recorded"`
+	Question   string          `json:"question" minLength:"1"`
+	Mode       string          `json:"mode,omitempty" enum:"auto,keyword,vector,hybrid," doc:"Retrieval mode; hybrid when empty, unless the server sets one"`
+	Filter     json.RawMessage `json:"filter,omitempty" doc:"Metadata filter in any syntax, as for search"`
+	TopK       int             `json:"top_k,omitempty" minimum:"0" maximum:"100" doc:"Passages to read (server default when 0)"`
+	Thread     string          `json:"thread,omitempty" maxLength:"100" doc:"Conversation thread: earlier turns are read and this one recorded"`
+	Memory     []string        `json:"memory,omitempty" maxItems:"16" doc:"Threads (this caller's) whose past exchanges are recalled beside the documents"`
+	Post       []string        `json:"post,omitempty" maxItems:"16" doc:"Post-processors after the server's own: dedupe, mmr[=LAMBDA], threshold[=MIN], adaptive[=MULTIPLIER], neighbours[=WINDOW], pack[=TOKENS], rerank=cohere|jina|voyage|llm (no addresses)"`
+	Transforms []string        `json:"transforms,omitempty" maxItems:"8" doc:"Query transforms (need a chat model): rewrite, hyde, decompose, multi-query"`
+	Schema     json.RawMessage `json:"schema,omitempty" doc:"A JSON Schema: the answer is JSON valid against it (needs a chat model)"`
 }
 
 // AskResult is a cited answer.
-type AskResult struct {
-	Answer     string    `json:"answer" doc:"The answer, with [n] markers naming its citations"`
-	Extractive bool      `json:"extractive" doc:"True when the answer quotes passages because no chat model is configured"`
-	Citations  []Passage `json:"citations" doc:"The passages cited; rank is the n of the [n] marker"`
-	Thread     string    `json:"thread,omitempty"`
-}
+type AskResult = quarry.AskResult
 
 // TextEvent is a piece of a streamed answer.
 type TextEvent struct {
@@ -295,101 +272,53 @@ func errScoped(what string) *Error {
 	return apiError(http.StatusForbidden, CodeForbidden, what+" reaches every document, so it is not open to a key with a filter")
 }
 
+// scope is what the caller may reach, as the core takes it: the key's
+// collections, mandatory filter, raw-filter grant, permission and thread
+// space.
+func (s *Server) scope(p *principal) quarry.Scope {
+	sc := quarry.Scope{Filter: p.scope, AllowRawFilters: s.cfg.AllowRawFilters,
+		ReadOnly: !p.perm.Allows(keys.PermWrite), NoServerPaths: !p.perm.Allows(keys.PermAdmin)}
+	if p.key != nil {
+		sc.Collections, sc.Owner = p.key.Collections, p.key.ID
+		sc.AllowRawFilters = p.key.FilterPolicy(s.cfg.AllowRawFilters).AllowRaw
+	}
+	return sc
+}
+
 // collection opens a collection the caller may use, built with the
 // server's embedder; with create, a missing one is created.
 func (s *Server) collection(ctx context.Context, p *principal, name string, create bool) (*store.Collection, error) {
-	c, err := s.cfg.Store.Collection(ctx, name)
-	if create && errors.Is(err, store.ErrCollectionNotFound) {
-		c, err = s.cfg.Store.EnsureCollection(ctx, store.CollectionConfig{Name: name, Model: s.cfg.Embedder.Model()})
-	}
-	if errors.Is(err, store.ErrCollectionNotFound) {
-		return nil, apiError(http.StatusNotFound, CodeNotFound, fmt.Sprintf("collection %q does not exist", name))
+	var (
+		c   *quarry.Collection
+		err error
+	)
+	if create {
+		c, err = s.kb.EnsureCollection(ctx, name, nil)
+	} else {
+		c, err = s.kb.Collection(ctx, name)
 	}
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	if m := c.Config().Model; m != s.cfg.Embedder.Model() {
-		return nil, apiError(http.StatusConflict, CodeConflict, fmt.Sprintf("collection %q was built with %s; this server embeds with %s", name, m, s.cfg.Embedder.Model()))
+	if err := s.kb.CheckModel(c.Store()); err != nil {
+		return nil, fromLibrary(err)
 	}
 	if p.scope != nil {
-		if err := filter.Validate(p.scope, c.Config().Schema); err != nil {
+		if err := filter.Validate(p.scope, c.Store().Config().Schema); err != nil {
 			return nil, apiError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("this key's scope cannot apply to collection %q: %v", name, err))
 		}
 	}
-	return c, nil
+	return c.Store(), nil
 }
 
-// requestFilter parses a request's filter and checks it against the
-// collection's schema and the raw-filter policy (filter.CheckRequest); nil
-// when there is none.
-func (s *Server) requestFilter(p *principal, raw json.RawMessage, c *store.Collection) (filter.Expr, error) {
+// requestFilter parses a request's filter in any syntax; nil when there is
+// none. The core checks it against the collection and the caller's scope.
+func requestFilter(raw json.RawMessage) (filter.Expr, error) {
 	f, err := filter.ParseValue(raw)
 	if err != nil {
 		return nil, apiError(http.StatusBadRequest, CodeInvalidFilter, "invalid filter: "+err.Error())
 	}
-	if f == nil {
-		return nil, nil
-	}
-	if err := filter.CheckRequest(f, c.Config().Schema, s.rawPolicy(p)); err != nil {
-		return nil, apiError(http.StatusBadRequest, CodeInvalidFilter, fmt.Sprintf("invalid filter for collection %q: %v", c.Name(), err))
-	}
 	return f, nil
-}
-
-// rawPolicy is what a caller's filters may hold: raw fragments only when
-// the operator enabled them for the server or for the caller's key.
-func (s *Server) rawPolicy(p *principal) filter.RequestPolicy {
-	if p.key == nil {
-		return filter.RequestPolicy{AllowRaw: s.cfg.AllowRawFilters}
-	}
-	return p.key.FilterPolicy(s.cfg.AllowRawFilters)
-}
-
-func (s *Server) topK(k int) int {
-	if k == 0 {
-		return s.cfg.TopK
-	}
-	return k
-}
-
-func (s *Server) collectionInfo(ctx context.Context, p *principal, cc store.CollectionConfig) (CollectionInfo, bool, error) {
-	var f filter.Expr
-	if p.scope != nil {
-		if filter.Validate(p.scope, cc.Schema) != nil {
-			return CollectionInfo{}, false, nil // nothing there is reachable
-		}
-		f = p.scope
-	}
-	c, err := s.cfg.Store.Collection(ctx, cc.Name)
-	if err != nil {
-		return CollectionInfo{}, false, fromLibrary(err)
-	}
-	n, err := c.Count(ctx, f)
-	if err != nil {
-		return CollectionInfo{}, false, fromLibrary(err)
-	}
-	return CollectionInfo{Name: cc.Name, Documents: n, Model: cc.Model, Fields: cc.Schema, Language: cc.Language}, true, nil
-}
-
-func (s *Server) collections(ctx context.Context, p *principal) ([]CollectionInfo, error) {
-	cfgs, err := s.cfg.Store.Collections(ctx)
-	if err != nil {
-		return nil, fromLibrary(err)
-	}
-	out := []CollectionInfo{}
-	for _, cc := range cfgs {
-		if !p.allows(cc.Name) {
-			continue
-		}
-		info, ok, err := s.collectionInfo(ctx, p, cc)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, info)
-		}
-	}
-	return out, nil
 }
 
 func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error) {
@@ -397,13 +326,13 @@ func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.collections(ctx, p)
+	cs, err := s.kb.Collections(ctx, s.scope(p))
 	if err != nil {
-		return nil, err
+		return nil, fromLibrary(err)
 	}
-	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: s.cfg.Collection, Model: s.cfg.Embedder.Model(),
-		Chat: s.cfg.Model != nil, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
-		Uploads: s.cfg.IngestOptions != nil, Collections: cs}
+	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: s.kb.DefaultCollection(), Model: s.kb.Embedder().Model(),
+		Chat: s.chat, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
+		Uploads: true, Collections: cs}
 	if s.roots != nil && p.perm.Allows(keys.PermAdmin) {
 		st.Roots = s.roots.Dirs()
 	}
@@ -415,9 +344,9 @@ func (s *Server) listCollections(ctx context.Context, _ *struct{}) (*body[Collec
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.collections(ctx, p)
+	cs, err := s.kb.Collections(ctx, s.scope(p))
 	if err != nil {
-		return nil, err
+		return nil, fromLibrary(err)
 	}
 	return &body[CollectionList]{Body: CollectionList{Collections: cs}}, nil
 }
@@ -427,19 +356,20 @@ func (s *Server) createCollection(ctx context.Context, in *body[NewCollection]) 
 	if err != nil {
 		return nil, err
 	}
-	m := s.cfg.Embedder.Model()
+	m := s.kb.Embedder().Model()
 	if e := in.Body.Embedder; e != "" && e != m.Provider+"/"+m.Model && e != m.String() {
 		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("this server embeds with %s/%s; a collection of another embedder could not be searched here", m.Provider, m.Model))
 	}
-	c, err := s.cfg.Store.CreateCollection(ctx, store.CollectionConfig{Name: in.Body.Name, Schema: in.Body.Fields, Model: m, Language: in.Body.Language})
+	c, err := s.kb.Store().CreateCollection(ctx, store.CollectionConfig{Name: in.Body.Name, Schema: in.Body.Fields, Model: m, Language: in.Body.Language})
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	info, _, err := s.collectionInfo(ctx, p, c.Config())
+	sc := s.scope(p)
+	sc.Filter = nil // the creator sees the empty collection whatever its scope
+	info, err := s.kb.CollectionInfo(ctx, sc, c.Name())
 	if err != nil {
-		return nil, err
+		return nil, fromLibrary(err)
 	}
-	info.Name = c.Name()
 	return &body[CollectionInfo]{Body: info}, nil
 }
 
@@ -451,10 +381,10 @@ func (s *Server) deleteCollection(ctx context.Context, in *CollectionPath) (*str
 	if p.scope != nil {
 		return nil, errScoped("dropping a collection")
 	}
-	if _, err := s.cfg.Store.Collection(ctx, in.Collection); err != nil {
+	if _, err := s.kb.Store().Collection(ctx, in.Collection); err != nil {
 		return nil, fromLibrary(err)
 	}
-	if err := s.cfg.Store.DropCollection(ctx, in.Collection); err != nil {
+	if err := s.kb.Store().DropCollection(ctx, in.Collection); err != nil {
 		return nil, fromLibrary(err)
 	}
 	return nil, nil
@@ -470,39 +400,19 @@ func (s *Server) upsertDocuments(ctx context.Context, in *upsertInput) (*body[Do
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Body.Documents) > maxDocuments {
-		return nil, apiError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("at most %d documents per request, got %d", maxDocuments, len(in.Body.Documents)))
+	if len(in.Body.Documents) > quarry.MaxDocuments {
+		return nil, apiError(http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("at most %d documents per request, got %d", quarry.MaxDocuments, len(in.Body.Documents)))
 	}
-	c, err := s.collection(ctx, p, in.Collection, true)
-	if err != nil {
-		return nil, err
-	}
-	docs := make([]*document.Document, len(in.Body.Documents))
+	docs := make([]quarry.NewDocument, len(in.Body.Documents))
 	for i, nd := range in.Body.Documents {
-		if strings.TrimSpace(nd.Text) == "" {
-			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("documents[%d]: text is empty", i))
-		}
-		d := document.New(nd.Text)
-		if nd.ID != "" {
-			d.ID = nd.ID
-		}
-		if nd.Source != "" {
-			d.SourceName = nd.Source
-		}
-		if err := d.AddMetadata(nd.Metadata); err != nil {
-			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("documents[%d]: %v", i, err))
-		}
-		docs[i] = d
+		docs[i] = quarry.NewDocument{ID: nd.ID, Text: nd.Text, Source: nd.Source, Metadata: nd.Metadata}
 	}
-	if err := ingest.Add(ctx, c, s.emb, docs, p.scope); err != nil {
+	res, err := s.kb.AddDocuments(ctx, s.scope(p), in.Collection, docs)
+	if err != nil {
 		return nil, fromLibrary(err)
 	}
 	s.metrics.chunks.Add(float64(len(docs)))
-	out := DocumentsResult{Collection: c.Name(), IDs: make([]string, len(docs))}
-	for i, d := range docs {
-		out.IDs[i] = d.ID
-	}
-	return &body[DocumentsResult]{Body: out}, nil
+	return &body[DocumentsResult]{Body: DocumentsResult{Collection: res.Collection, IDs: res.IDs}}, nil
 }
 
 type deleteInput struct {
@@ -515,23 +425,11 @@ func (s *Server) deleteDocuments(ctx context.Context, in *deleteInput) (*body[De
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.collection(ctx, p, in.Collection, false)
+	f, err := requestFilter(in.Body.Filter)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.requestFilter(p, in.Body.Filter, c)
-	if err != nil {
-		return nil, err
-	}
-	if in.Body.Source != "" {
-		f = filter.Merge(f, filter.Eq("sourceName", in.Body.Source))
-	}
-	// Checked before the scope joins: a scope alone must not delete all it
-	// reaches.
-	if f == nil {
-		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "give a source or a filter: deleting everything is not offered (delete the collection instead)")
-	}
-	n, err := c.Delete(ctx, filter.Merge(p.scope, f))
+	n, err := s.kb.Delete(ctx, s.scope(p), quarry.DeleteRequest{Collection: in.Collection, Source: in.Body.Source, Filter: f})
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
@@ -548,58 +446,17 @@ func (s *Server) search(ctx context.Context, in *searchInput) (*body[SearchResul
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.collection(ctx, p, in.Collection, false)
+	f, err := requestFilter(in.Body.Filter)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.requestFilter(p, in.Body.Filter, c)
-	if err != nil {
-		return nil, err
-	}
-	mode := store.Mode(in.Body.Mode)
-	if mode == store.ModeAuto {
-		mode = s.cfg.Mode
-	}
-	if mode == store.ModeAuto {
-		mode = store.ModeHybrid
-	}
-	req := store.SearchRequest{Query: in.Body.Query, Mode: mode, Filter: filter.Merge(p.scope, f), TopK: s.topK(in.Body.TopK), Explain: in.Body.Explain}
-	if mode != store.ModeKeyword {
-		vecs, err := embed.EmbedQuery(ctx, s.emb, []string{in.Body.Query})
-		if err != nil {
-			return nil, fromLibrary(fmt.Errorf("embed the query: %w", err))
-		}
-		req.Embedding = vecs[0]
-		if mode == store.ModeVector {
-			req.Query = ""
-		}
-	}
-	hits, err := stage(ctx, s, "search", func(ctx context.Context) ([]store.Hit, error) { return c.Search(ctx, req) })
+	b := in.Body
+	res, err := s.kb.Search(ctx, s.scope(p), quarry.SearchRequest{Collection: in.Collection, Query: b.Query, Mode: b.Mode,
+		Filter: f, TopK: b.TopK, Explain: b.Explain, Hierarchy: b.Hierarchy})
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	out := SearchResult{Collection: c.Name(), Mode: string(mode), Results: make([]Passage, len(hits))}
-	for i, h := range hits {
-		out.Results[i] = passage(i+1, h.Doc)
-		out.Results[i].Explain = h.Explain
-	}
-	return &body[SearchResult]{Body: out}, nil
-}
-
-func passage(rank int, d *document.Document) Passage {
-	pv := d.Provenance
-	return Passage{Rank: rank, ID: d.ID, Score: d.Score, SourceType: d.SourceType, Source: d.SourceName,
-		Page: pv.Page, Headings: pv.HeadingPath, LineStart: pv.LineStart, LineEnd: pv.LineEnd, Text: d.Content,
-		Metadata: d.Metadata}
-}
-
-func citation(ct rag.Citation) Passage {
-	p := Passage{Rank: ct.N, ID: ct.ID, SourceType: ct.SourceType, Source: ct.Source, Page: ct.Page,
-		Headings: ct.Headings, LineStart: ct.LineStart, LineEnd: ct.LineEnd, Text: ct.Text}
-	if ct.Document != nil {
-		p.Score, p.Metadata = ct.Document.Score, ct.Document.Metadata
-	}
-	return p
+	return &body[SearchResult]{Body: *res}, nil
 }
 
 type askInput struct {
@@ -607,99 +464,46 @@ type askInput struct {
 	Body AskBody
 }
 
-// askRun is an answer ready to run: the pipeline and its request.
-type askRun struct {
-	pipeline *rag.Pipeline
-	req      rag.Request
-}
-
-func (s *Server) prepareAsk(ctx context.Context, in *askInput) (*askRun, error) {
+func (s *Server) askRequest(ctx context.Context, in *askInput) (quarry.Scope, quarry.AskRequest, error) {
 	p, err := s.authorize(ctx, keys.PermRead, in.Collection)
 	if err != nil {
-		return nil, err
+		return quarry.Scope{}, quarry.AskRequest{}, err
 	}
-	c, err := s.collection(ctx, p, in.Collection, false)
+	f, err := requestFilter(in.Body.Filter)
 	if err != nil {
-		return nil, err
+		return quarry.Scope{}, quarry.AskRequest{}, err
 	}
-	f, err := s.requestFilter(p, in.Body.Filter, c)
-	if err != nil {
-		return nil, err
-	}
-	mode := s.cfg.AskMode
-	if mode == store.ModeAuto {
-		mode = store.ModeHybrid
-	}
-	pl := &rag.Pipeline{
-		Retriever:  &tracedRetriever{Retriever: &rag.CollectionRetriever{Collection: c, Embedder: s.emb, Mode: mode}, s: s},
-		Scope:      p.scope,
-		Extractive: rag.Extractive{Embedder: s.emb},
-		Logger:     s.log,
-	}
-	if s.cfg.Model != nil {
-		pl.Model = &tracedModel{ChatModel: s.cfg.Model, s: s}
-	}
-	if s.cfg.Pipeline != nil {
-		if err := s.cfg.Pipeline(pl); err != nil {
-			return nil, fromLibrary(fmt.Errorf("answer pipeline: %w", err))
-		}
-	}
-	req := rag.Request{Question: in.Body.Question, Filter: f, TopK: s.topK(in.Body.TopK)}
-	if in.Body.Thread != "" {
-		ts, err := s.cfg.Store.Threads()
-		if err != nil {
-			return nil, fromLibrary(err)
-		}
-		if req.Thread, err = threadID(p, in.Body.Thread); err != nil {
-			return nil, err
-		}
-		pl.Threads = ts
-	}
-	return &askRun{pipeline: pl, req: req}, nil
-}
-
-// threadID is the stored id of a caller's thread: a key's threads are its
-// own, under its id.
-func threadID(p *principal, id string) (string, error) {
-	if p.key != nil {
-		id = p.key.ID + "~" + id
-	}
-	if err := store.CheckThreadID(id); err != nil {
-		return "", apiError(http.StatusBadRequest, CodeInvalidRequest, err.Error())
-	}
-	return id, nil
-}
-
-func askResult(a *rag.Answer, thread string) AskResult {
-	out := AskResult{Answer: a.Text, Extractive: a.Extractive, Citations: make([]Passage, len(a.Citations)), Thread: thread}
-	for i, ct := range a.Citations {
-		out.Citations[i] = citation(ct)
-	}
-	return out
+	b := in.Body
+	return s.scope(p), quarry.AskRequest{Collection: in.Collection, Question: b.Question, Mode: b.Mode, Filter: f, TopK: b.TopK,
+		Thread: b.Thread, Memory: b.Memory, Post: b.Post, Transforms: b.Transforms, Schema: b.Schema}, nil
 }
 
 func (s *Server) ask(ctx context.Context, in *askInput) (*body[AskResult], error) {
-	r, err := s.prepareAsk(ctx, in)
+	sc, req, err := s.askRequest(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	a, err := r.pipeline.Ask(ctx, r.req)
+	a, err := s.kb.Ask(ctx, sc, req)
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	return &body[AskResult]{Body: askResult(a, in.Body.Thread)}, nil
+	return &body[AskResult]{Body: *a}, nil
 }
 
 // askStream checks the request before the stream opens; then the answer
 // streams as text events, a citation event per cited passage and the
 // answer, or an error event if generation fails midway.
 func (s *Server) askStream(ctx context.Context, in *askInput) (iter.Seq[event], error) {
-	r, err := s.prepareAsk(ctx, in)
+	sc, req, err := s.askRequest(ctx, in)
 	if err != nil {
 		return nil, err
 	}
+	events, err := s.kb.AskStream(ctx, sc, req)
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
 	return func(yield func(event) bool) {
-		for ev, err := range r.pipeline.Stream(ctx, r.req) {
+		for ev, err := range events {
 			if err != nil {
 				yield(event{"error", fromLibrary(err)})
 				return
@@ -707,14 +511,13 @@ func (s *Server) askStream(ctx context.Context, in *askInput) (iter.Seq[event], 
 			if ev.Text != "" && !yield(event{"text", TextEvent{Text: ev.Text}}) {
 				return
 			}
-			if ev.Answer != nil {
-				out := askResult(ev.Answer, in.Body.Thread)
-				for _, c := range out.Citations {
+			if ev.Result != nil {
+				for _, c := range ev.Result.Citations {
 					if !yield(event{"citation", c}) {
 						return
 					}
 				}
-				yield(event{"answer", out})
+				yield(event{"answer", *ev.Result})
 			}
 		}
 	}, nil
@@ -724,18 +527,27 @@ type threadPath struct {
 	Thread string `path:"thread" maxLength:"100"`
 }
 
-func (s *Server) getThread(ctx context.Context, in *threadPath) (*body[Thread], error) {
+// thread is the caller's thread store and the stored id of its thread.
+func (s *Server) thread(ctx context.Context, name string) (store.ThreadStore, string, error) {
 	p, err := s.authorize(ctx, keys.PermRead, "")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	id, err := threadID(p, in.Thread)
+	id, err := s.scope(p).ThreadID(name)
+	if err != nil {
+		return nil, "", fromLibrary(err)
+	}
+	ts, err := s.kb.Store().Threads()
+	if err != nil {
+		return nil, "", fromLibrary(err)
+	}
+	return ts, id, nil
+}
+
+func (s *Server) getThread(ctx context.Context, in *threadPath) (*body[Thread], error) {
+	ts, id, err := s.thread(ctx, in.Thread)
 	if err != nil {
 		return nil, err
-	}
-	ts, err := s.cfg.Store.Threads()
-	if err != nil {
-		return nil, fromLibrary(err)
 	}
 	turns, err := ts.Turns(ctx, id, 0)
 	if err != nil {
@@ -745,17 +557,9 @@ func (s *Server) getThread(ctx context.Context, in *threadPath) (*body[Thread], 
 }
 
 func (s *Server) deleteThread(ctx context.Context, in *threadPath) (*struct{}, error) {
-	p, err := s.authorize(ctx, keys.PermRead, "")
+	ts, id, err := s.thread(ctx, in.Thread)
 	if err != nil {
 		return nil, err
-	}
-	id, err := threadID(p, in.Thread)
-	if err != nil {
-		return nil, err
-	}
-	ts, err := s.cfg.Store.Threads()
-	if err != nil {
-		return nil, fromLibrary(err)
 	}
 	if err := ts.DeleteThread(ctx, id); err != nil {
 		return nil, fromLibrary(err)

@@ -12,12 +12,6 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"github.com/quarry-rag/quarry/hierarchy"
-	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/load"
-	"github.com/quarry-rag/quarry/server"
-	"github.com/quarry-rag/quarry/store"
 )
 
 // chromium finds a Chromium or Chrome binary; "" when there is none.
@@ -43,22 +37,8 @@ func TestBrowserUI(t *testing.T) {
 		t.Skip("no chromium binary found (looked for chromium, chromium-browser, google-chrome, headless-shell; or set QUARRY_CHROMIUM): install it with `apt-get install chromium` to run the browser test")
 	}
 	// Ingestion brings the knowledge hierarchy up to date, as the command
-	// line's does.
-	f := newFixture(t, func(c *server.Config) {
-		next := c.IngestOptions
-		c.IngestOptions = func(coll *store.Collection) ingest.Options {
-			opt := next(coll)
-			opt.Finish = func(ctx context.Context, _ []load.Entry, _ *ingest.Report) error {
-				h, err := hierarchy.Open(coll)
-				if err != nil {
-					return err
-				}
-				_, err = h.Build(ctx, nil)
-				return err
-			}
-			return opt
-		}
-	})
+	// line's does (quarry.KB.IngestOptions).
+	f := newFixture(t)
 	doc := filepath.Join(t.TempDir(), "handbook.md")
 	write(t, doc, "# Handbook\n\n## Refunds\n\nRefunds are paid within fourteen days of the return reaching our warehouse.\n\n"+
 		"## Shipping\n\nParcels leave the Rotterdam warehouse every weekday before noon.\n")

@@ -69,7 +69,7 @@ func (s *Server) health(ctx context.Context, in *CollectionPath) (*body[Health],
 	if err != nil {
 		return nil, err
 	}
-	rep, err := h.Audit(ctx, hierarchy.AuditOptions{Model: s.cfg.Embedder.Model()})
+	rep, err := h.Audit(ctx, hierarchy.AuditOptions{Model: s.kb.Embedder().Model()})
 	if err != nil {
 		return nil, fromLibrary(err)
 	}

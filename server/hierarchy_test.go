@@ -58,17 +58,18 @@ func TestHierarchyEndpoints(t *testing.T) {
 func TestUploadsLeaveNoPaths(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
-	f := newFixture(t, func(c *server.Config) {
-		next := c.IngestOptions
-		c.IngestOptions = func(coll *store.Collection) ingest.Options {
-			opt := next(coll)
-			opt.Finish = func(_ context.Context, files []load.Entry, _ *ingest.Report) error {
-				mu.Lock()
-				defer mu.Unlock()
-				seen[coll.Name()] += len(files)
-				return nil
+	f := newFixture(t, func(c *config) {
+		c.ingest = func(next func(*store.Collection) ingest.Options) func(*store.Collection) ingest.Options {
+			return func(coll *store.Collection) ingest.Options {
+				opt := next(coll)
+				opt.Finish = func(_ context.Context, files []load.Entry, _ *ingest.Report) error {
+					mu.Lock()
+					defer mu.Unlock()
+					seen[coll.Name()] += len(files)
+					return nil
+				}
+				return opt
 			}
-			return opt
 		}
 	})
 	r := f.upload(t, "up", "", map[string]string{"a.md": "# A\n\nsome uploaded text\n"}, "")

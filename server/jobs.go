@@ -283,7 +283,7 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 	if cleanup == nil {
 		cleanup = func() {}
 	}
-	js, err := s.cfg.Store.Jobs()
+	js, err := s.kb.Store().Jobs()
 	if err != nil {
 		cleanup()
 		return JobStarted{}, fromLibrary(err)
@@ -375,7 +375,7 @@ func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
 	if err != nil {
 		return store.Job{}, err
 	}
-	js, err := s.cfg.Store.Jobs()
+	js, err := s.kb.Store().Jobs()
 	if err != nil {
 		return store.Job{}, fromLibrary(err)
 	}
@@ -466,7 +466,7 @@ func (s *Server) listJobs(ctx context.Context, in *listJobsInput) (*body[JobList
 	if p.scope != nil {
 		return nil, errScoped("listing every job")
 	}
-	js, err := s.cfg.Store.Jobs()
+	js, err := s.kb.Store().Jobs()
 	if err != nil {
 		return nil, fromLibrary(err)
 	}

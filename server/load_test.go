@@ -18,11 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/server"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/embedded"
@@ -80,13 +80,12 @@ func newBenchServer(tb testing.TB, n int) *benchServer {
 			tb.Fatal(err)
 		}
 	}
-	loader := load.New(load.Options{})
-	tb.Cleanup(func() { loader.Close() })
-	srv, err := server.New(server.Config{Store: st, Embedder: emb, Mode: store.ModeKeyword, UploadDir: tb.TempDir(),
-		IngestOptions: func(c *store.Collection) ingest.Options {
-			return ingest.Options{Collection: c, Embedder: emb, Loader: loader, Workers: 1}
-		},
-		Logger: slog.New(slog.DiscardHandler)})
+	kb, err := quarry.New(ctx, st, quarry.WithEmbedder(emb), quarry.WithMode("keyword"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { kb.Close() })
+	srv, err := server.New(server.Config{KB: kb, UploadDir: tb.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/keys"
 )
@@ -129,7 +130,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				writeError(w, e)
 				return
 			}
-			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+			r = r.WithContext(quarry.Observe(context.WithValue(r.Context(), principalKey{}, p), s.hooks()))
 			trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("quarry.key", p.keyID()))
 		}
 		limit := s.cfg.MaxBodyBytes

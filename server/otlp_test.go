@@ -35,7 +35,7 @@ func TestOTLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, func(c *server.Config) { c.Tracer = tp })
+	f := newFixture(t, func(c *config) { c.Tracer = tp })
 	f.do(t, "POST", "/v1/collections/kb/documents", "", map[string]any{"documents": []map[string]any{{"text": "hello"}}})
 	if err := shutdown(ctx); err != nil {
 		t.Fatal(err)

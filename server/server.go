@@ -30,13 +30,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
-	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/load"
-	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server/ui"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -51,30 +50,15 @@ const (
 	maxTopK               = 100
 )
 
-// Config is what a Server serves. Store and Embedder are required, and
-// IngestOptions for uploads.
+// Config is what a Server serves. KB is required.
 type Config struct {
-	Store *store.Store
-	// Embedder embeds queries and documents; collections built with another
-	// model are refused.
-	Embedder embed.Embedder
-	// Collection is used when a request names none ("default" when empty).
-	Collection string
-	// Mode is the search mode when a request names none; ModeAuto means
-	// hybrid.
-	Mode store.Mode
-	// AskMode is the retrieval mode of answers; ModeAuto means hybrid.
-	AskMode store.Mode
-	// TopK is the number of results when a request names none.
-	TopK int
-	// Model writes answers; nil answers extractively.
-	Model llm.ChatModel
-	// Pipeline, when set, completes each answer's pipeline once the server
-	// has set its retriever, model and the caller's scope: query
-	// transforms, post-processors, more sources. An error fails the request.
-	Pipeline func(*rag.Pipeline) error
-	// IngestOptions gives the ingestion settings for a collection
-	// (embedder, loader, chunking); nil turns uploads and ingestion off.
+	// KB is the knowledge base served: its store, embedder, default
+	// collection and top-k, chat model and the post-processors every
+	// answer gets. Every endpoint calls its operations with the caller's
+	// scope.
+	KB *quarry.KB
+	// IngestOptions, when set, replaces KB.IngestOptions for uploads and
+	// ingestion (to observe runs, say).
 	IngestOptions func(*store.Collection) ingest.Options
 	// Roots are the folders the ingest endpoint may read; empty turns the
 	// endpoint off (uploads still work).
@@ -114,13 +98,15 @@ type Config struct {
 // running ingestions.
 type Server struct {
 	cfg     Config
+	kb      *quarry.KB
+	chat    bool // a chat model writes answers
 	log     *slog.Logger
 	tracer  trace.Tracer
 	roots   *load.Roots // nil when ingestion from server paths is off
 	api     huma.API
 	handler http.Handler
 	metrics *metrics
-	emb     embed.Embedder // cfg.Embedder, traced and timed
+	emb     embed.Embedder // the knowledge base's embedder, traced and timed, for ingestion jobs
 
 	limits sync.Map // key id → *bucket
 
@@ -137,14 +123,18 @@ type Server struct {
 
 // New checks cfg and builds the server's routes.
 func New(cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Embedder == nil {
-		return nil, errors.New("server: a store and an embedder are required")
+	if cfg.KB == nil {
+		return nil, errors.New("server: a knowledge base is required")
 	}
-	if cfg.Collection == "" {
-		cfg.Collection = "default"
+	if cfg.IngestOptions == nil {
+		cfg.IngestOptions = cfg.KB.IngestOptions
 	}
-	if cfg.TopK < 0 || cfg.TopK > maxTopK {
-		return nil, fmt.Errorf("server: top k must be within 0-%d, got %d", maxTopK, cfg.TopK)
+	chat, err := cfg.KB.ChatModel()
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if err := cfg.KB.CheckAnswers(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
@@ -161,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Tracer == nil {
 		cfg.Tracer = noop.NewTracerProvider()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, tracer: cfg.Tracer.Tracer("github.com/quarry-rag/quarry/server"),
+	s := &Server{cfg: cfg, kb: cfg.KB, chat: chat != nil, log: cfg.Logger, tracer: cfg.Tracer.Tracer("github.com/quarry-rag/quarry/server"),
 		jobOwner: map[string]string{}}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -174,8 +164,8 @@ func New(cfg Config) (*Server, error) {
 		s.roots = r
 	}
 	s.guard = keys.NewGuard(cfg.Keys, s.log)
-	s.metrics = newMetrics(cfg.Store)
-	s.emb = &tracedEmbedder{Embedder: cfg.Embedder, s: s}
+	s.metrics = newMetrics(cfg.KB.Store())
+	s.emb = &tracedEmbedder{Embedder: cfg.KB.Embedder(), s: s}
 	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
 
 	mux := http.NewServeMux()
@@ -239,7 +229,7 @@ func (s *Server) goJob(fn func(ctx context.Context)) error {
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	if _, err := s.cfg.Store.Collections(ctx); err != nil {
+	if _, err := s.kb.Store().Collections(ctx); err != nil {
 		s.log.Warn("server: not ready", "err", err)
 		http.Error(w, "store unavailable\n", http.StatusServiceUnavailable)
 		return

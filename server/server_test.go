@@ -19,10 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/keys"
-	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/server"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/memory"
@@ -57,7 +57,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-type option func(*server.Config)
+// config is a server's configuration in a test: the server's, the
+// knowledge base's options, and a wrapper of the knowledge base's
+// ingestion options.
+type config struct {
+	server.Config
+	kb     []quarry.Option
+	ingest func(next func(*store.Collection) ingest.Options) func(*store.Collection) ingest.Options
+}
+
+type option func(*config)
 
 func newFixture(t *testing.T, opts ...option) *fixture {
 	t.Helper()
@@ -73,25 +82,33 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loader := load.New(load.Options{})
-	t.Cleanup(func() { loader.Close() })
 	kf, err := keys.Open(filepath.Join(t.TempDir(), "keys.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	cfg := server.Config{
-		Store: st, Embedder: emb, Collection: "default", Mode: store.ModeKeyword,
-		IngestOptions: func(c *store.Collection) ingest.Options {
-			return ingest.Options{Collection: c, Embedder: emb, Loader: loader, Workers: 1}
-		},
+	cfg := config{Config: server.Config{
 		Roots: []string{root}, UploadDir: t.TempDir(), Keys: kf, RateLimit: -1,
 		MaxUploadBytes: 64 << 10, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	}
+	}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := server.New(cfg)
+	kb, err := quarry.New(ctx, st, append([]quarry.Option{quarry.WithEmbedder(emb), quarry.WithMode("keyword")}, cfg.kb...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kb.Close() })
+	cfg.KB = kb
+	cfg.IngestOptions = func(c *store.Collection) ingest.Options {
+		opt := kb.IngestOptions(c)
+		opt.Workers = 1
+		return opt
+	}
+	if cfg.ingest != nil {
+		cfg.IngestOptions = cfg.ingest(cfg.IngestOptions)
+	}
+	srv, err := server.New(cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +602,7 @@ func TestPermissions(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	f := newFixture(t, func(c *server.Config) { c.MaxBodyBytes = 4 << 10 })
+	f := newFixture(t, func(c *config) { c.MaxBodyBytes = 4 << 10 })
 	expect(t, "create", f.do(t, "POST", "/v1/collections", "", map[string]any{"name": "kb"}), 201, "")
 	big := strings.Repeat("word ", 20<<10)
 	r := f.upload(t, "kb", "", map[string]string{"big.txt": big}, "")
@@ -635,7 +652,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestPreflight(t *testing.T) {
-	f := newFixture(t, func(c *server.Config) { c.CORSOrigins = []string{"https://app.example"} })
+	f := newFixture(t, func(c *config) { c.CORSOrigins = []string{"https://app.example"} })
 	for _, tc := range []struct {
 		origin string
 		status int
@@ -672,7 +689,7 @@ func TestCrossOrigin(t *testing.T) {
 		{"allowed origin", []string{"https://app.example"}, 200, "https://app.example"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, func(c *server.Config) { c.CORSOrigins = tc.origins })
+			f := newFixture(t, func(c *config) { c.CORSOrigins = tc.origins })
 			req, _ := http.NewRequest("POST", f.url+"/v1/collections", strings.NewReader(`{"name":"kb"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Origin", "https://app.example")

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"iter"
 	"os"
 	"time"
 
@@ -14,10 +13,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/embed"
-	"github.com/quarry-rag/quarry/llm"
-	"github.com/quarry-rag/quarry/rag"
 )
 
 // OTLPConfigured reports whether the environment names an OTLP endpoint
@@ -71,40 +68,20 @@ func (e *tracedEmbedder) EmbedQuery(ctx context.Context, queries []string) ([][]
 	})
 }
 
-// tracedRetriever puts retrieval in a "retrieve" span.
-type tracedRetriever struct {
-	rag.Retriever
-	s *Server
-}
-
-func (r *tracedRetriever) Retrieve(ctx context.Context, req rag.RetrieveRequest) ([]*document.Document, error) {
-	return stage(ctx, r.s, "retrieve", func(ctx context.Context) ([]*document.Document, error) { return r.Retriever.Retrieve(ctx, req) })
-}
-
-// tracedModel puts generation in a "generate" span.
-type tracedModel struct {
-	llm.ChatModel
-	s *Server
-}
-
-func (m *tracedModel) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
-	return stage(ctx, m.s, "generate", func(ctx context.Context) (llm.Response, error) { return m.ChatModel.Generate(ctx, req) })
-}
-
-func (m *tracedModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
-	return func(yield func(llm.Event, error) bool) {
-		ctx, span := m.s.tracer.Start(ctx, "generate")
-		defer span.End()
+// hooks report the core's stages (embed, search, retrieve, generate) as
+// spans and timings; observing through hooks keeps the retriever's and the
+// model's optional capabilities in view, which wrappers would hide.
+func (s *Server) hooks() quarry.Hooks {
+	return quarry.Hooks{Stage: func(ctx context.Context, name string) (context.Context, func(error)) {
+		ctx, span := s.tracer.Start(ctx, name)
 		start := time.Now()
-		defer func() { m.s.metrics.observeStage("generate", time.Since(start)) }()
-		for ev, err := range m.ChatModel.Stream(ctx, req) {
+		return ctx, func(err error) {
+			s.metrics.observeStage(name, time.Since(start))
 			if err != nil {
 				span.RecordError(err)
 				span.SetStatus(codes.Error, err.Error())
 			}
-			if !yield(ev, err) {
-				return
-			}
+			span.End()
 		}
-	}
+	}}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/config"
 	"github.com/quarry-rag/quarry/document"
-	"github.com/quarry-rag/quarry/filter"
+	embedspec "github.com/quarry-rag/quarry/embed/spec"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -45,7 +47,10 @@ metadata fields it declares — which fields exist, their types, which can be fi
 			}
 			cfg := config.Defaults()
 			if embedder != "" {
-				if _, err := newEmbedder(embedder); err != nil {
+				octx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
+				_, err := embedspec.Open(octx, embedder)
+				cancel()
+				if err != nil {
 					return usageErr(err)
 				}
 				cfg.Embedder = embedder
@@ -53,7 +58,7 @@ metadata fields it declares — which fields exist, their types, which can be fi
 			if f.collection != "" {
 				cfg.Collection = f.collection
 			}
-			if err := initKB(dir, cfg); err != nil {
+			if err := quarry.InitDir(dir, cfg); err != nil {
 				return err
 			}
 			f.kb = dir
@@ -62,7 +67,7 @@ metadata fields it declares — which fields exist, their types, which can be fi
 				return err
 			}
 			defer k.Close()
-			c, err := k.collection(cmd.Context(), true, schema)
+			c, err := collection(cmd.Context(), k, true, schema)
 			if err != nil {
 				return err
 			}
@@ -82,6 +87,7 @@ func newDeleteCmd(stdio IO) *cobra.Command {
 		source string
 		filt   string
 		raw    bool
+		asJSON bool
 	)
 	cmd := &cobra.Command{
 		Use:   "delete (--source NAME | --filter F)",
@@ -93,27 +99,27 @@ func newDeleteCmd(stdio IO) *cobra.Command {
 			if (source == "") == (filt == "") {
 				return usageErr(errors.New("give exactly one of --source or --filter"))
 			}
+			fe, err := parseFilterFlag(filt)
+			if err != nil {
+				return err
+			}
 			ctx := cmd.Context()
 			k, err := openKB(ctx, &f, false)
 			if err != nil {
 				return err
 			}
 			defer k.Close()
-			coll, err := k.collection(ctx, false, nil)
+			n, err := k.Delete(ctx, quarry.Scope{AllowRawFilters: raw}, quarry.DeleteRequest{Source: source, Filter: fe})
 			if err != nil {
-				return err
+				return cliErr(err)
 			}
-			var fe filter.Expr = filter.Eq("sourceName", source)
-			if filt != "" {
-				if fe, err = parseCollectionFilter(filt, coll.Config().Schema, raw); err != nil {
-					return err
-				}
+			if asJSON {
+				return writeJSON(stdio, map[string]any{"collection": k.DefaultCollection(), "deleted": n})
 			}
-			n, err := coll.Delete(ctx, fe)
-			if err != nil {
-				return err
+			if n == 0 {
+				return fmt.Errorf("nothing matched in %q: no chunk was deleted", k.DefaultCollection())
 			}
-			fmt.Fprintf(stdio.Out, "deleted %d chunks from %q\n", n, coll.Name())
+			fmt.Fprintf(stdio.Out, "deleted %d chunks from %q\n", n, k.DefaultCollection())
 			return nil
 		},
 	}
@@ -121,6 +127,7 @@ func newDeleteCmd(stdio IO) *cobra.Command {
 	cmd.Flags().StringVar(&source, "source", "", "delete every chunk of this source name (a file's path relative to its ingest root)")
 	cmd.Flags().StringVar(&filt, "filter", "", "delete the chunks matching this filter (any syntax)")
 	rawFilterFlag(cmd, &raw)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"collection","deleted"} as JSON (nothing matched is then not an error)`)
 	return cmd
 }
 
@@ -159,16 +166,16 @@ func newStatusCmd(stdio IO) *cobra.Command {
 				return err
 			}
 			defer k.Close()
-			st := statusJSON{KB: k.dir, Store: k.cfg.Store, Embedder: k.embedder.Model().String(), DiskBytes: dirSize(k.dir)}
+			st := statusJSON{KB: k.Dir(), Store: k.Config().Store, Embedder: k.Embedder().Model().String(), DiskBytes: dirSize(k.Dir())}
 			if st.Store == "" {
-				st.Store = "embedded:" + k.dir
+				st.Store = "embedded:" + k.Dir()
 			}
-			cfgs, err := k.store.Collections(ctx)
+			cfgs, err := k.Store().Collections(ctx)
 			if err != nil {
 				return err
 			}
 			for _, cfg := range cfgs {
-				c, err := k.store.Collection(ctx, cfg.Name)
+				c, err := k.Store().Collection(ctx, cfg.Name)
 				if err != nil {
 					return err
 				}
@@ -184,7 +191,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 				}
 				st.Collections = append(st.Collections, cj)
 			}
-			if js, err := k.store.Jobs(); err == nil {
+			if js, err := k.Store().Jobs(); err == nil {
 				if jobs, err := js.ListJobs(ctx, 1); err == nil && len(jobs) == 1 {
 					st.LastJob = &jobs[0]
 				}

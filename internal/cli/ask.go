@@ -4,25 +4,18 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	llmspec "github.com/quarry-rag/quarry/llm/spec"
+
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/llm"
-	"github.com/quarry-rag/quarry/llm/anthropic"
-	"github.com/quarry-rag/quarry/llm/gemini"
-	"github.com/quarry-rag/quarry/llm/mistral"
-	"github.com/quarry-rag/quarry/llm/ollama"
-	"github.com/quarry-rag/quarry/llm/openai"
-	"github.com/quarry-rag/quarry/rag"
-	"github.com/quarry-rag/quarry/retrieve"
-	"github.com/quarry-rag/quarry/store"
 )
 
 // askFlags are the flags ask and chat share.
@@ -46,125 +39,21 @@ func (f *askFlags) register(cmd *cobra.Command) {
 	rawFilterFlag(cmd, &f.allowRaw)
 	cmd.Flags().StringVar(&f.filter, "where", "", "alias of --filter")
 	cmd.Flags().IntVarP(&f.topK, "top-k", "k", 0, "passages to retrieve (default: search.top_k, 10)")
-	cmd.Flags().StringVar(&f.mode, "mode", "", "keyword, vector or hybrid (default: search.mode, else hybrid)")
-	cmd.Flags().StringVar(&f.model, "model", "", "chat model as provider:model, overriding the llm setting (see `quarry ask --help`)")
+	cmd.Flags().StringVar(&f.mode, "mode", "", "auto, keyword, vector or hybrid (default: search.mode, else hybrid)")
+	cmd.Flags().StringVar(&f.model, "model", "", "chat model as provider:model, overriding the llm setting (see quarry ask --help)")
 	cmd.Flags().StringVar(&f.thread, "thread", "", "conversation thread: earlier questions and answers are read in context, and this one is added")
 	cmd.Flags().StringSliceVar(&f.memory, "memory", nil, "semantic memory: also recall the past exchanges of these threads that match the question")
 }
 
-// asker is an open knowledge base ready to answer.
-type asker struct {
-	kb     *kb
-	pipe   *rag.Pipeline
-	filter filter.Expr
+// open opens the knowledge base with the flags' chat model and the
+// post-processors and transforms every answer gets.
+func (f *askFlags) open(ctx context.Context) (*quarry.KB, error) {
+	return openKB(ctx, &f.kb, false, append(f.quality.options(), quarry.WithChatModelSpec(f.model))...)
 }
 
-func (a *asker) Close() error { return a.kb.Close() }
-
-// openAsker opens the knowledge base and builds the pipeline the flags and
-// settings describe.
-func openAsker(ctx context.Context, f *askFlags) (*asker, error) {
-	k, err := openKB(ctx, &f.kb, false)
-	if err != nil {
-		return nil, err
-	}
-	a, err := buildAsker(ctx, k, f)
-	if err != nil {
-		k.Close()
-		return nil, err
-	}
-	return a, nil
-}
-
-func buildAsker(ctx context.Context, k *kb, f *askFlags) (*asker, error) {
-	coll, err := k.collection(ctx, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	var fe filter.Expr
-	if f.filter != "" {
-		if fe, err = parseCollectionFilter(f.filter, coll.Config().Schema, f.allowRaw); err != nil {
-			return nil, err
-		}
-	}
-	if f.topK < 0 {
-		return nil, usageErr(errors.New("--top-k must be positive"))
-	}
-	mode := f.mode
-	if mode == "" {
-		mode = k.cfg.Search.Mode
-	}
-	if mode == "" {
-		mode = string(AskMode)
-	}
-	switch store.Mode(mode) {
-	case store.ModeKeyword, store.ModeVector, store.ModeHybrid:
-	default:
-		return nil, usageErr(fmt.Errorf("--mode %q: use keyword, vector or hybrid", mode))
-	}
-	model, err := k.chatModel(f.model)
-	if err != nil {
-		return nil, err
-	}
-	pipe := &rag.Pipeline{
-		Retriever:  &rag.CollectionRetriever{Collection: coll, Embedder: k.embedder, Mode: store.Mode(mode)},
-		Model:      model,
-		TopK:       f.topK,
-		Extractive: rag.Extractive{Embedder: k.embedder},
-	}
-	if pipe.TopK == 0 {
-		pipe.TopK = k.cfg.Search.TopK
-	}
-	if err := f.quality.apply(pipe, k.embedder); err != nil {
-		return nil, err
-	}
-	if ts, err := k.store.Threads(); err == nil {
-		pipe.Threads = ts
-		if len(f.memory) > 0 {
-			pipe.Memory = &retrieve.ThreadMemory{Threads: ts, Embedder: k.embedder}
-		}
-	} else if f.thread != "" || len(f.memory) > 0 {
-		return nil, err
-	}
-	return &asker{kb: k, pipe: pipe, filter: fe}, nil
-}
-
-// AskMode is the search mode of ask and chat when neither --mode nor
-// search.mode says otherwise: hybrid, whatever the embedder. Questions are
-// short and worded unlike the text that answers them, and the offline hash
-// embedder's word pieces catch what BM25 alone misses ("remove" for
-// "removes", "notifications" for "notify"). Measured on the PostgreSQL
-// manual with 20 questions whose answering page is known (extractive
-// answers, ten passages), counting answers that cite that page:
-//
-//	keyword  10/20
-//	hybrid   14/20
-//
-// Search keeps DefaultMode, measured on retrieval benchmarks.
-const AskMode = store.ModeHybrid
-
-// newChatModel builds the chat model a spec names; "" is none.
-func newChatModel(spec string) (llm.ChatModel, error) {
-	if strings.TrimSpace(spec) == "" {
-		return nil, nil
-	}
-	sp, err := llm.ParseSpec(spec)
-	if err != nil {
-		return nil, err
-	}
-	switch sp.Provider {
-	case llm.ProviderOpenAI, llm.ProviderOpenAICompatible:
-		return openai.New(openai.Config{Model: sp.Model, BaseURL: sp.BaseURL})
-	case llm.ProviderAnthropic:
-		return anthropic.New(anthropic.Config{Model: sp.Model, BaseURL: sp.BaseURL})
-	case llm.ProviderOllama:
-		return ollama.New(ollama.Config{Model: sp.Model, BaseURL: sp.BaseURL})
-	case llm.ProviderGemini:
-		return gemini.New(gemini.Config{Model: sp.Model, BaseURL: sp.BaseURL})
-	case llm.ProviderMistral:
-		return mistral.New(mistral.Config{Model: sp.Model, BaseURL: sp.BaseURL})
-	}
-	return nil, fmt.Errorf("llm %q: no provider %q in this build", spec, sp.Provider)
+// request is the question with the flags' options.
+func (f *askFlags) request(question, thread string, fe filter.Expr) quarry.AskRequest {
+	return quarry.AskRequest{Question: question, Mode: f.mode, Filter: fe, TopK: f.topK, Thread: thread, Memory: f.memory}
 }
 
 func newAskCmd(stdio IO) *cobra.Command {
@@ -184,12 +73,7 @@ With no chat model configured, the answer is extractive: the sentences of the be
 answer the question, quoted and each cited. Set a chat model with llm in config.toml, the
 QUARRY_LLM environment variable or --model:
 
-  openai:MODEL                      OpenAI (OPENAI_API_KEY)
-  anthropic:MODEL                   Anthropic (ANTHROPIC_API_KEY)
-  gemini:MODEL                      Google Gemini (GEMINI_API_KEY or GOOGLE_API_KEY)
-  mistral:MODEL                     Mistral (MISTRAL_API_KEY)
-  ollama:MODEL                      Ollama at OLLAMA_HOST (default http://127.0.0.1:11434)
-  openai-compatible:MODEL@BASEURL   any OpenAI-compatible server (vLLM, llama.cpp, LM Studio…)
+` + llmspec.Help + `
 
 --thread keeps a conversation: the thread's earlier questions and answers are read in context.
 --memory T1,T2 recalls the past exchanges of those threads that match the question, beside the documents.
@@ -205,52 +89,48 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			var sch *llm.Schema
+			var sch json.RawMessage
 			if schema != "" {
 				raw, err := os.ReadFile(schema)
 				if err != nil {
 					return usageErr(fmt.Errorf("--schema: %w", err))
 				}
-				if !json.Valid(raw) {
-					return usageErr(fmt.Errorf("--schema %s: not JSON", schema))
-				}
-				sch = &llm.Schema{Schema: raw}
+				sch = raw
 			}
-			a, err := openAsker(ctx, &f)
+			fe, err := parseFilterFlag(f.filter)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
-			req := rag.Request{Question: args[0], Thread: f.thread, Filter: a.filter, Schema: sch, Memory: f.memory}
-			if sch != nil && a.pipe.Model == nil {
-				return usageErr(fmt.Errorf("--schema: %w: set llm in config.toml, QUARRY_LLM or --model", rag.ErrNeedsModel))
+			k, err := f.open(ctx)
+			if err != nil {
+				return err
 			}
-			if asJSON {
-				ans, err := a.pipe.Ask(ctx, req)
+			defer k.Close()
+			sc := quarry.Scope{AllowRawFilters: f.allowRaw}
+			req := f.request(args[0], f.thread, fe)
+			req.Schema = sch
+			var ans *quarry.AskResult
+			if stream && !asJSON {
+				events, err := k.AskStream(ctx, sc, req)
 				if err != nil {
-					return err
+					return cliErr(err)
 				}
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(ans)
-			}
-			var ans *rag.Answer
-			if stream {
-				for ev, err := range a.pipe.Stream(ctx, req) {
+				for ev, err := range events {
 					if err != nil {
 						return err
 					}
-					if ev.Answer != nil {
-						ans = ev.Answer
+					if ev.Result != nil {
+						ans = ev.Result
 						continue
 					}
 					io.WriteString(stdio.Out, ev.Text)
 				}
+			} else if ans, err = k.Ask(ctx, sc, req); err != nil {
+				return cliErr(err)
+			} else if asJSON {
+				return writeJSON(stdio, ans)
 			} else {
-				if ans, err = a.pipe.Ask(ctx, req); err != nil {
-					return err
-				}
-				io.WriteString(stdio.Out, ans.Text)
+				io.WriteString(stdio.Out, ans.Answer)
 			}
 			fmt.Fprintln(stdio.Out)
 			printSources(stdio.Out, ans.Citations)
@@ -271,13 +151,13 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 }
 
 // printSources lists cited passages under the answer.
-func printSources(w io.Writer, cites []rag.Citation) {
+func printSources(w io.Writer, cites []quarry.Passage) {
 	if len(cites) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nSources:")
 	for _, c := range cites {
-		fmt.Fprintf(w, "  [%d] %s\n", c.N, c.Location())
+		fmt.Fprintf(w, "  [%d] %s\n", c.Rank, c.Location)
 	}
 }
 
@@ -298,37 +178,43 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			a, err := openAsker(ctx, &f)
+			fe, err := parseFilterFlag(f.filter)
 			if err != nil {
 				return err
 			}
-			defer a.Close()
+			k, err := f.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
 			thread := f.thread
-			if a.pipe.Threads == nil {
+			_, noThreads := k.Store().Threads()
+			if noThreads != nil {
 				fmt.Fprintln(stdio.Err, "quarry chat: this store keeps no threads; each question stands alone")
 			} else if thread == "" {
 				thread = uuid.NewString()
 			}
+			sc := quarry.Scope{AllowRawFilters: f.allowRaw}
 			interactive := isTerminal(stdio.Out)
 			fmt.Fprintf(stdio.Err, "quarry chat: thread %s · /sources, /new, /exit\n", orNone(thread))
-			var last *rag.Answer
-			sc := bufio.NewScanner(stdio.In)
-			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			var last *quarry.AskResult
+			sc2 := bufio.NewScanner(stdio.In)
+			sc2.Buffer(make([]byte, 64<<10), 1<<20)
 			for {
 				if interactive {
 					io.WriteString(stdio.Out, "> ")
 				}
-				if !sc.Scan() {
-					return sc.Err()
+				if !sc2.Scan() {
+					return sc2.Err()
 				}
-				line := strings.TrimSpace(sc.Text())
+				line := strings.TrimSpace(sc2.Text())
 				switch {
 				case line == "":
 					continue
 				case line == "/exit" || line == "/quit":
 					return nil
 				case line == "/new":
-					if a.pipe.Threads != nil {
+					if noThreads == nil {
 						thread = uuid.NewString()
 					}
 					last = nil
@@ -345,13 +231,16 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 					fmt.Fprintln(stdio.Out, "commands: /sources, /new, /exit")
 					continue
 				}
-				req := rag.Request{Question: line, Thread: thread, Filter: a.filter, Memory: f.memory}
-				for ev, err := range a.pipe.Stream(ctx, req) {
+				events, err := k.AskStream(ctx, sc, f.request(line, thread, fe))
+				if err != nil {
+					return cliErr(err)
+				}
+				for ev, err := range events {
 					if err != nil {
 						return err
 					}
-					if ev.Answer != nil {
-						last = ev.Answer
+					if ev.Result != nil {
+						last = ev.Result
 						continue
 					}
 					io.WriteString(stdio.Out, ev.Text)

@@ -38,7 +38,7 @@ type askJSON struct {
 	Answer     string `json:"answer"`
 	Extractive bool   `json:"extractive"`
 	Citations  []struct {
-		N        int      `json:"n"`
+		N        int      `json:"rank"`
 		ID       string   `json:"id"`
 		Source   string   `json:"source"`
 		Headings []string `json:"headings"`

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry"
 )
 
 // demoQueries are asked of Quarry's own documentation.
@@ -45,25 +45,20 @@ unchanged files cost nothing. Everything runs offline.`,
 				return err
 			}
 			defer k.Close()
-			coll, err := k.collection(ctx, true, nil)
-			if err != nil {
-				return err
-			}
-			opt := k.ingestOptions(coll)
-			fmt.Fprintf(stdio.Out, "Ingesting %s into %s\n", path, k.dir)
-			if _, err := runIngest(ctx, stdio, []string{path}, opt, false); err != nil {
+			fmt.Fprintf(stdio.Out, "Ingesting %s into %s\n", path, k.Dir())
+			if _, err := runIngest(ctx, stdio, k, quarry.IngestRequest{Paths: []string{path}}, false); err != nil {
 				return err
 			}
 			for _, q := range demoQueries {
 				fmt.Fprintf(stdio.Out, "\n$ quarry search %q -k 2\n", q)
-				hits, err := search(ctx, coll, k.embedder, store.SearchRequest{Query: q, Mode: DefaultMode(k.embedder.Model()), TopK: 2})
+				res, err := k.Search(ctx, quarry.Developer(), quarry.SearchRequest{Query: q, TopK: 2, Hierarchy: true})
 				if err != nil {
 					return err
 				}
-				printHits(stdio.Out, hits, q, isTerminal(stdio.Out))
+				printHits(stdio.Out, res.Results, q, isTerminal(stdio.Out))
 			}
 			fmt.Fprintf(stdio.Out, "\nIngesting again: unchanged files are skipped.\n")
-			_, err = runIngest(ctx, stdio, []string{path}, opt, false)
+			_, err = runIngest(ctx, stdio, k, quarry.IngestRequest{Paths: []string{path}}, false)
 			return err
 		},
 	}

@@ -137,28 +137,28 @@ post-processing configurations side by side; --report writes a self-contained HT
 			}
 			defer cleanup()
 			ctx := cmd.Context()
+			if f.collection == "" {
+				f.collection = "eval"
+			}
 			k, err := openKB(ctx, &f, true)
 			if err != nil {
 				return err
 			}
 			defer k.Close()
-			if f.collection == "" {
-				k.cfg.Collection = "eval"
-			}
-			coll, err := k.collection(ctx, true, nil)
+			coll, err := collection(ctx, k, true, nil)
 			if err != nil {
 				return err
 			}
 			if n, _ := coll.Count(ctx, nil); n != len(ds.Corpus) {
-				if err := eval.IndexCorpus(ctx, coll, k.embedder, ds.Corpus, 0); err != nil {
+				if err := eval.IndexCorpus(ctx, coll, k.Embedder(), ds.Corpus, 0); err != nil {
 					return err
 				}
 			}
-			rep := evalReport{Dataset: beir, Docs: len(ds.Corpus), Queries: len(ds.Queries), Embeder: k.embedder.Model().String()}
+			rep := evalReport{Dataset: beir, Docs: len(ds.Corpus), Queries: len(ds.Queries), Embeder: k.Embedder().Model().String()}
 			var first eval.Result
 			for i, c := range cfgs {
 				start := time.Now()
-				run, err := eval.Retrieve(ctx, coll, k.embedder, ds.Queries, c, topK)
+				run, err := eval.Retrieve(ctx, coll, k.Embedder(), ds.Queries, c, topK)
 				if err != nil {
 					return err
 				}

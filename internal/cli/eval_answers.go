@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,9 +12,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	llmspec "github.com/quarry-rag/quarry/llm/spec"
+
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/eval"
+	"github.com/quarry-rag/quarry/rag"
 )
 
 // goldenFlags are eval's flags for golden sets.
@@ -71,22 +76,18 @@ func runGolden(cmd *cobra.Command, stdio IO, f *kbFlags, g *goldenFlags, mode st
 		}
 		defer cleanup()
 	}
-	k, err := openKB(ctx, f, g.corpus != "")
+	k, err := openKB(ctx, f, g.corpus != "", quarry.WithChatModelSpec(g.model), quarry.WithTransforms(g.quality.transforms...))
 	if err != nil {
 		return err
 	}
 	defer k.Close()
 	if g.corpus != "" {
-		coll, err := k.collection(ctx, true, nil)
-		if err != nil {
-			return err
-		}
 		// Progress goes to stderr so --json output stays clean.
-		if _, err := runIngest(ctx, IO{In: stdio.In, Out: stdio.Err, Err: stdio.Err}, []string{g.corpus}, k.ingestOptions(coll), false); err != nil {
+		if _, err := runIngest(ctx, IO{In: stdio.In, Out: stdio.Err, Err: stdio.Err}, k, quarry.IngestRequest{Paths: []string{g.corpus}}, false); err != nil {
 			return err
 		}
 	}
-	judge, err := newJudge(g, k.cfg.LLM)
+	judge, err := newJudge(g, k.Config().LLM)
 	if err != nil {
 		return err
 	}
@@ -108,13 +109,11 @@ func runGolden(cmd *cobra.Command, stdio IO, f *kbFlags, g *goldenFlags, mode st
 	}
 	rep := goldenReport{Golden: g.golden, Corpus: g.corpus, Judge: judge.Name()}
 	for _, c := range configs {
-		af := askFlags{kb: *f, topK: topK, mode: mode, model: g.model, quality: g.quality}
-		af.quality.post = c.post
-		a, err := buildAsker(ctx, k, &af)
-		if err != nil {
-			return err
+		a := answerer{k: k, req: quarry.AskRequest{TopK: topK, Mode: mode, Post: c.post}}
+		if err := k.CheckAsk(ctx, quarry.Developer(), a.req); err != nil {
+			return cliErr(err)
 		}
-		run, err := eval.EvaluateAnswers(ctx, c.name, a.pipe, golden, judge)
+		run, err := eval.EvaluateAnswers(ctx, c.name, a, golden, judge)
 		if err != nil {
 			return err
 		}
@@ -149,6 +148,22 @@ func runGolden(cmd *cobra.Command, stdio IO, f *kbFlags, g *goldenFlags, mode st
 	return nil
 }
 
+// answerer asks the knowledge base with one configuration's options.
+type answerer struct {
+	k   *quarry.KB
+	req quarry.AskRequest
+}
+
+func (a answerer) Ask(ctx context.Context, r rag.Request) (*rag.Answer, error) {
+	req := a.req
+	req.Question = r.Question
+	res, err := a.k.Ask(ctx, quarry.Developer(), req)
+	if err != nil {
+		return nil, cliErr(err)
+	}
+	return res.Raw, nil
+}
+
 // newJudge builds the --judge; the LLM judge's model defaults to the llm
 // setting.
 func newJudge(g *goldenFlags, setting string) (eval.Judge, error) {
@@ -160,7 +175,7 @@ func newJudge(g *goldenFlags, setting string) (eval.Judge, error) {
 		if spec == "" {
 			spec = setting
 		}
-		m, err := newChatModel(spec)
+		m, err := llmspec.Open(spec)
 		if err != nil {
 			return nil, usageErr(fmt.Errorf("--judge-model: %w", err))
 		}

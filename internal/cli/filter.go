@@ -159,19 +159,13 @@ func parseFilterArg(src string, schema *document.Schema) (filter.Expr, error) {
 	return e, nil
 }
 
-// parseCollectionFilter parses a --filter and checks it as every surface
-// checks a request's filter (filter.CheckRequest: the collection's schema,
-// a nil one knowing only the built-in fields, and raw fragments only with
-// --allow-raw-filters), so a mistake is a usage error before any I/O.
-func parseCollectionFilter(src string, schema *document.Schema, allowRaw bool) (filter.Expr, error) {
-	e, err := parseFilterArg(src, nil)
-	if err != nil {
-		return nil, err
+// parseFilterFlag parses a --filter ("" is none); the core checks it
+// against the collection as it checks every request's filter.
+func parseFilterFlag(src string) (filter.Expr, error) {
+	if src == "" {
+		return nil, nil
 	}
-	if err := filter.CheckRequest(e, schema, filter.RequestPolicy{AllowRaw: allowRaw}); err != nil {
-		return nil, usageErr(err)
-	}
-	return e, nil
+	return parseFilterArg(src, nil)
 }
 
 // withCaret appends the input and a caret under the offending column.

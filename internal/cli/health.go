@@ -37,7 +37,7 @@ chunks, rebuild links — then audits again; the rest needs a person and says ho
 				return err
 			}
 			defer k.Close()
-			opt := hierarchy.AuditOptions{Model: k.embedder.Model()}
+			opt := hierarchy.AuditOptions{Model: k.Embedder().Model()}
 			rep, err := h.Audit(ctx, opt)
 			if err != nil {
 				return err

@@ -91,7 +91,7 @@ func TestHierarchyFromIngestion(t *testing.T) {
 	// plain search prefers the shop's page.
 	code, out, _ = run(t, "", "search", "gift", "--kb", kb, "--json", "-k", "3")
 	var hits []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || hits[0]["sourceName"] != "api/faq.md" {
+	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || hits[0]["source"] != "api/faq.md" {
 		t.Fatalf("plain search: %d %s", code, out)
 	}
 	code, out, _ = run(t, "", "search", "gift", "--kb", kb, "--json", "-k", "3", "--mode", "auto")
@@ -99,14 +99,15 @@ func TestHierarchyFromIngestion(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) != 3 {
 		t.Fatalf("auto search: %d %s", code, out)
 	}
-	if hits[0]["sourceName"] != "guides/billing/refunds.md" || hits[1]["sourceName"] != "guides/billing/refunds.md" || hits[2]["sourceName"] != "api/faq.md" {
-		t.Errorf("auto search order: %v, %v, %v", hits[0]["sourceName"], hits[1]["sourceName"], hits[2]["sourceName"])
+	if hits[0]["source"] != "guides/billing/refunds.md" || hits[1]["source"] != "guides/billing/refunds.md" || hits[2]["source"] != "api/faq.md" {
+		t.Errorf("auto search order: %v, %v, %v", hits[0]["source"], hits[1]["source"], hits[2]["source"])
 	}
-	if node, _ := hits[0]["node"].(map[string]any); node["path"] != "/Root/guides/billing" {
-		t.Errorf("result's node: %v", hits[0]["node"])
+	place, _ := hits[0]["hierarchy"].(map[string]any)
+	if node, _ := place["node"].(map[string]any); node["path"] != "/Root/guides/billing" {
+		t.Errorf("result's node: %v", place["node"])
 	}
-	if linked, _ := hits[0]["linked_results"].([]any); len(linked) == 0 || linked[0] != float64(2) {
-		t.Errorf("links among results: %v", hits[0]["linked_results"])
+	if linked, _ := place["linked_results"].([]any); len(linked) == 0 || linked[0] != float64(2) {
+		t.Errorf("links among results: %v", place["linked_results"])
 	}
 	code, out, _ = run(t, "", "search", "gift", "--kb", kb, "-k", "3", "--mode", "auto")
 	if code != 0 || !strings.HasPrefix(out, `trigger "gift" → /Root/guides/billing`) || !strings.Contains(out, "   in /Root/guides/billing") {

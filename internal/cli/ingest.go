@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
-	"github.com/quarry-rag/quarry/store"
 )
 
 func newIngestCmd(stdio IO) *cobra.Command {
@@ -84,30 +83,10 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 				return err
 			}
 			defer k.Close()
-			coll, err := k.collection(ctx, true, nil)
-			if err != nil {
-				return err
-			}
-			opt := k.ingestOptions(coll)
-			opt.Metadata, opt.Prune = meta, prune
-			opt.Select = opt.Select.Plus(sel)
-			if err := opt.Select.Check(); err != nil {
-				return usageErr(err)
-			}
-			opt.Finish = reportHierarchy(stdio, coll, asJSON)
-			if js, err := k.store.Jobs(); err == nil {
-				abs := make([]string, len(args))
-				for i, a := range args {
-					if abs[i], err = filepath.Abs(a); err != nil {
-						return err
-					}
-				}
-				opt.Jobs = js
-				opt.JobParams, _ = json.Marshal(ingest.Params{Roots: abs, Collection: coll.Name(), Meta: meta, Prune: prune,
-					Include: sel.Include, Exclude: sel.Exclude})
-			}
+			req := quarry.IngestRequest{Paths: args, Metadata: meta, Prune: prune, Include: sel.Include, Exclude: sel.Exclude,
+				Hierarchy: reportHierarchy(stdio, asJSON)}
 			for {
-				rep, err := runIngest(ctx, stdio, args, opt, asJSON)
+				rep, err := runIngest(ctx, stdio, k, req, asJSON)
 				if err != nil {
 					return err
 				}
@@ -137,45 +116,35 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	return cmd
 }
 
-// interruptedJob finds the newest ingestion that failed or stopped updating.
+// interruptedJob finds the newest ingestion that failed or stopped
+// updating (ingest.Interrupted).
 func interruptedJob(ctx context.Context, f *kbFlags) (ingest.Params, error) {
 	k, err := openKB(ctx, f, false)
 	if err != nil {
 		return ingest.Params{}, err
 	}
 	defer k.Close()
-	js, err := k.store.Jobs()
+	js, err := k.Store().Jobs()
 	if err != nil {
 		return ingest.Params{}, err
 	}
-	jobs, err := js.ListJobs(ctx, 20)
+	p, ok, err := ingest.Interrupted(ctx, js)
 	if err != nil {
 		return ingest.Params{}, err
 	}
-	for _, j := range jobs {
-		if j.Kind != ingest.JobKind {
-			continue
-		}
-		interrupted := j.State == store.JobFailed || j.State == store.JobInterrupted
-		if !interrupted {
-			break // the newest ingestion finished (or is still running)
-		}
-		var p ingest.Params
-		if err := json.Unmarshal(j.Params, &p); err != nil || len(p.Roots) == 0 {
-			return ingest.Params{}, fmt.Errorf("job %s cannot be resumed: its parameters are unreadable", j.ID)
-		}
-		return p, nil
+	if !ok {
+		return ingest.Params{}, usageErr(fmt.Errorf("no interrupted ingestion to resume"))
 	}
-	return ingest.Params{}, usageErr(fmt.Errorf("no interrupted ingestion to resume"))
+	return p, nil
 }
 
 // runIngest runs one ingestion with progress on the terminal (a bar),
 // as plain lines, or as JSON lines.
-func runIngest(ctx context.Context, stdio IO, roots []string, opt ingest.Options, asJSON bool) (*ingest.Report, error) {
+func runIngest(ctx context.Context, stdio IO, k *quarry.KB, req quarry.IngestRequest, asJSON bool) (*ingest.Report, error) {
 	var bar *progressbar.ProgressBar
 	tty := isTerminal(stdio.Err)
 	var errs []string
-	opt.Progress = func(e ingest.Event) {
+	req.Progress = func(e ingest.Event) {
 		switch {
 		case asJSON:
 			b, _ := json.Marshal(e)
@@ -198,7 +167,7 @@ func runIngest(ctx context.Context, stdio IO, roots []string, opt ingest.Options
 			fmt.Fprintf(stdio.Err, "%d/%d files, %d chunks, %d tokens, %.0f chunks/s, eta %.0fs\n", e.Files, e.Total, e.Chunks, e.Tokens, e.Rate, e.ETA)
 		}
 	}
-	rep, err := ingest.Run(ctx, roots, opt)
+	rep, err := k.Ingest(ctx, quarry.Developer(), req)
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -208,7 +177,7 @@ func runIngest(ctx context.Context, stdio IO, roots []string, opt ingest.Options
 		}
 	}
 	if err != nil {
-		return rep, err
+		return rep, cliErr(err)
 	}
 	if !asJSON {
 		fmt.Fprintf(stdio.Out, "%d files: %d written, %d unchanged, %d pruned, %d failed; %d chunks (%d embedded) in %s, %.0f chunks/s\n",

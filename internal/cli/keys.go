@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/config"
 	"github.com/quarry-rag/quarry/keys"
 )
@@ -30,7 +31,7 @@ keys.json; a running server sees changes within a second.`,
 				return nil, err
 			}
 			if !found {
-				return nil, errNoKB
+				return nil, quarry.ErrNoKB
 			}
 			dir = d
 		}

@@ -8,12 +8,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/mcp"
 	"github.com/quarry-rag/quarry/server"
-	"github.com/quarry-rag/quarry/store"
 )
 
 func newMCPCmd(stdio IO) *cobra.Command {
@@ -46,47 +45,28 @@ capped.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			k, err := openKB(ctx, &f, !readOnly)
+			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			k, err := openKB(ctx, &f, !readOnly, quarry.WithChatModelSpec(model), quarry.WithLogger(logger))
 			if err != nil {
 				return err
 			}
 			defer k.Close()
-			mode, askMode := k.modes()
-			chat, err := k.chatModel(model)
-			if err != nil {
-				return err
-			}
 			sc := mcp.Scope{AllowRawFilters: allowRaw}
 			if scope != "" {
 				if sc.Filter, err = filter.Parse(scope); err != nil {
 					return usageErr(fmt.Errorf("--scope: %w", err))
 				}
 			}
-			k.ingestOptions(nil) // creates the loader now, so tool calls only read it
-			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			srv, err := mcp.New(mcp.Config{
-				Store:         k.store,
-				Embedder:      k.embedder,
-				Collection:    k.cfg.Collection,
-				Mode:          mode,
-				AskMode:       askMode,
-				Model:         chat,
-				TopK:          k.cfg.Search.TopK,
-				IngestOptions: func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
-				Roots:         roots,
-				ReadOnly:      readOnly,
-				Scope:         sc,
-				Logger:        logger,
-			})
+			srv, err := mcp.New(mcp.Config{KB: k, Roots: roots, ReadOnly: readOnly, Scope: sc, Logger: logger})
 			if err != nil {
-				return usageErr(err)
+				return cliErr(err)
 			}
 			defer srv.Close()
 			if httpAddr == "" {
 				t := &sdk.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
 				return srv.Run(ctx, t)
 			}
-			kf, err := keys.Open(keysFile(k.dir))
+			kf, err := keys.Open(keysFile(k.Dir()))
 			if err != nil {
 				return err
 			}

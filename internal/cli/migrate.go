@@ -53,9 +53,9 @@ config.toml.`,
 				return usageErr(err)
 			}
 			defer dst.Close()
-			names := []string{k.cfg.Collection}
+			names := []string{k.DefaultCollection()}
 			if all {
-				cfgs, err := k.store.Collections(ctx)
+				cfgs, err := k.Store().Collections(ctx)
 				if err != nil {
 					return err
 				}
@@ -66,7 +66,7 @@ config.toml.`,
 			}
 			var reps []store.CopyReport
 			for _, name := range names {
-				c, err := k.store.Collection(ctx, name)
+				c, err := k.Store().Collection(ctx, name)
 				if err != nil {
 					return err
 				}

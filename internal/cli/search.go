@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,11 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/quarry-rag/quarry/embed"
-	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/index/bm25"
-	"github.com/quarry-rag/quarry/store"
 )
 
 func newSearchCmd(stdio IO) *cobra.Command {
@@ -41,49 +35,27 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			fe, err := parseFilterFlag(filt)
+			if err != nil {
+				return err
+			}
 			k, err := openKB(ctx, &f, false)
 			if err != nil {
 				return err
 			}
 			defer k.Close()
-			coll, err := k.collection(ctx, false, nil)
+			res, err := k.Search(ctx, quarry.Scope{AllowRawFilters: raw}, quarry.SearchRequest{Query: args[0], Mode: mode, Filter: fe,
+				TopK: topK, Explain: explain, Hierarchy: true})
 			if err != nil {
-				return err
-			}
-			var fe filter.Expr
-			if filt != "" {
-				if fe, err = parseCollectionFilter(filt, coll.Config().Schema, raw); err != nil {
-					return err
-				}
-			}
-			if topK == 0 {
-				topK = k.cfg.Search.TopK
-			}
-			if mode == "" {
-				mode = k.cfg.Search.Mode
-			}
-			triggers := mode == modeTriggers
-			if triggers {
-				mode = ""
-			}
-			req := store.SearchRequest{Query: args[0], Mode: store.Mode(mode), Filter: fe, TopK: topK, Explain: explain}
-			if req.Mode == store.ModeAuto {
-				req.Mode = DefaultMode(k.embedder.Model())
-			}
-			if topK < 0 {
-				return usageErr(fmt.Errorf("--top-k must be positive"))
-			}
-			hits, rc, node, err := searchInHierarchy(ctx, coll, k.embedder, req, triggers)
-			if err != nil {
-				return err
+				return cliErr(err)
 			}
 			if asJSON {
-				return printHitsJSON(stdio.Out, hits, rc)
+				return writeJSON(stdio, res.Results)
 			}
-			if node != nil {
-				fmt.Fprintf(stdio.Out, "trigger %q → %s\n", args[0], node.Path)
+			if res.Trigger != nil {
+				fmt.Fprintf(stdio.Out, "trigger %q → %s\n", args[0], res.Trigger.Path)
 			}
-			printHits(stdio.Out, hits, args[0], isTerminal(stdio.Out), rc...)
+			printHits(stdio.Out, res.Results, args[0], isTerminal(stdio.Out))
 			return nil
 		},
 	}
@@ -98,128 +70,16 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 	return cmd
 }
 
-// DefaultMode is the search mode used when none is asked for. With the
-// offline hash embedder it is keyword, fixed by measurement on SciFact and
-// Cranfield together (nDCG@10, `quarry eval --beir DIR --mode all`):
-//
-//	               scifact  cranfield  average
-//	keyword         0.6821     0.3520   0.5171
-//	vector          0.4220     0.2436   0.3328
-//	hybrid (RRF)    0.5482     0.3247   0.4365
-//	hybrid vw 0.3   0.6230     0.3518   0.4874
-//	hybrid convex   0.6687     0.3615   0.5151
-//
-// The hash embedder is lexical, so fusing it with BM25 does not pay on
-// average. A semantic embedder earns hybrid.
-func DefaultMode(m embed.ModelInfo) store.Mode {
-	if m.Provider == "hash" {
-		return store.ModeKeyword
-	}
-	return store.ModeHybrid
-}
-
-// search embeds the query when the mode needs a vector and searches.
-func search(ctx context.Context, coll *store.Collection, emb embed.Embedder, req store.SearchRequest) ([]store.Hit, error) {
-	if req.Mode != store.ModeKeyword {
-		vecs, err := embed.EmbedQuery(ctx, emb, []string{req.Query})
-		if err != nil {
-			return nil, fmt.Errorf("embed the query: %w", err)
-		}
-		req.Embedding = vecs[0]
-	}
-	if req.Mode == store.ModeVector {
-		req.Query = ""
-	}
-	return coll.Search(ctx, req)
-}
-
-// modeTriggers is the --mode that tries the hierarchy's triggers first.
-const modeTriggers = "auto"
-
-// searchInHierarchy searches, through the trigger fast path when triggers
-// is set, and places the results in the collection's hierarchy (nil
-// contexts when the store keeps none).
-func searchInHierarchy(ctx context.Context, coll *store.Collection, emb embed.Embedder, req store.SearchRequest, triggers bool) ([]store.Hit, []hierarchy.ResultContext, *store.Node, error) {
-	run := func(ctx context.Context, req store.SearchRequest) ([]store.Hit, error) {
-		return search(ctx, coll, emb, req)
-	}
-	h, err := hierarchy.Open(coll)
-	if errors.Is(err, store.ErrUnsupported) {
-		hits, err := run(ctx, req)
-		return hits, nil, nil, err
-	}
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	var hits []store.Hit
-	var node *store.Node
-	if triggers {
-		hits, node, err = h.TriggerSearch(ctx, req, run)
-	} else {
-		hits, err = run(ctx, req)
-	}
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	rc, err := h.Context(ctx, hits)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return hits, rc, node, nil
-}
-
-type hitJSON struct {
-	Rank       int                `json:"rank"`
-	ID         string             `json:"id"`
-	Score      float64            `json:"score"`
-	SourceType string             `json:"sourceType"`
-	SourceName string             `json:"sourceName"`
-	Content    string             `json:"content"`
-	Metadata   map[string]any     `json:"metadata"`
-	Provenance any                `json:"provenance"`
-	Explain    *store.Explanation `json:"explain,omitempty"`
-	// The result's node, its neighbours and the results linked to it.
-	hierarchy.ResultContext
-}
-
-// printHitsJSON prints hits with their places in the hierarchy (rc, when
-// not nil, holds one per hit).
-func printHitsJSON(w io.Writer, hits []store.Hit, rc []hierarchy.ResultContext) error {
-	out := make([]hitJSON, len(hits))
-	for i, h := range hits {
-		out[i] = hitJSON{Rank: i + 1, ID: h.Doc.ID, Score: h.Doc.Score, SourceType: h.Doc.SourceType, SourceName: h.Doc.SourceName,
-			Content: h.Doc.Content, Metadata: h.Doc.Metadata, Provenance: h.Doc.Provenance, Explain: h.Explain}
-		if i < len(rc) {
-			out[i].ResultContext = rc[i]
-		}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
-}
-
-// printHits prints hits with snippets; rc, when given, holds each hit's
-// place in the hierarchy.
-func printHits(w io.Writer, hits []store.Hit, query string, color bool, rc ...hierarchy.ResultContext) {
+// printHits prints passages with snippets and, when known, their place
+// in the hierarchy.
+func printHits(w io.Writer, hits []quarry.Passage, query string, color bool) {
 	if len(hits) == 0 {
 		fmt.Fprintln(w, "no results")
 		return
 	}
 	terms := highlightTerms(query)
 	for i, h := range hits {
-		d := h.Doc
-		loc := d.SourceName
-		p := d.Provenance
-		switch {
-		case p.Page > 0:
-			loc += fmt.Sprintf(" · page %d", p.Page)
-		case len(p.HeadingPath) > 0:
-			loc += " · " + strings.Join(p.HeadingPath, " › ")
-		}
-		if p.LineStart > 0 {
-			loc += fmt.Sprintf(" · lines %d-%d", p.LineStart, p.LineEnd)
-		}
-		fmt.Fprintf(w, "%d. [%.4f] %s\n", i+1, d.Score, loc)
+		fmt.Fprintf(w, "%d. [%.4f] %s\n", i+1, h.Score, h.Location)
 		if h.Explain != nil {
 			var parts []string
 			if b := h.Explain.Vector; b != nil {
@@ -230,18 +90,18 @@ func printHits(w io.Writer, hits []store.Hit, query string, color bool, rc ...hi
 			}
 			fmt.Fprintf(w, "   (%s)\n", strings.Join(parts, ", "))
 		}
-		fmt.Fprintf(w, "   %s\n", snippet(d.Content, terms, 240, color))
-		if i < len(rc) && rc[i].Node != nil {
-			line := "   in " + rc[i].Node.Path
-			if len(rc[i].Neighbors) > 0 {
+		fmt.Fprintf(w, "   %s\n", snippet(h.Text, terms, 240, color))
+		if rc := h.Hierarchy; rc != nil && rc.Node != nil {
+			line := "   in " + rc.Node.Path
+			if len(rc.Neighbors) > 0 {
 				var nb []string
-				for _, n := range rc[i].Neighbors {
+				for _, n := range rc.Neighbors {
 					nb = append(nb, fmt.Sprintf("%s (%s %.2f)", n.Name, n.Type, n.Weight))
 				}
 				line += "; see also " + strings.Join(nb, ", ")
 			}
-			if len(rc[i].Linked) > 0 {
-				line += fmt.Sprintf("; linked to results %v", rc[i].Linked)
+			if len(rc.Linked) > 0 {
+				line += fmt.Sprintf("; linked to results %v", rc.Linked)
 			}
 			fmt.Fprintln(w, line)
 		}

@@ -8,12 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
-	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/server"
-	"github.com/quarry-rag/quarry/store"
 )
 
 // keysFile is where a knowledge base keeps its API keys.
@@ -49,40 +47,26 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			k, err := openKB(ctx, &f, true)
-			if err != nil {
-				return err
-			}
-			defer k.Close()
-			kf, err := keys.Open(keysFile(k.dir))
-			if err != nil {
-				return err
-			}
-			mode, askMode := k.modes()
-			chat, err := k.chatModel(model)
-			if err != nil {
-				return err
-			}
-			// The quality flags are checked once here, then applied to
-			// each answer's pipeline.
-			if err := quality.apply(&rag.Pipeline{Model: chat}, k.embedder); err != nil {
-				return err
-			}
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
 			}
 			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: level}))
+			k, err := openKB(ctx, &f, true, append(quality.options(), quarry.WithChatModelSpec(model), quarry.WithLogger(logger))...)
+			if err != nil {
+				return err
+			}
+			defer k.Close()
+			kf, err := keys.Open(keysFile(k.Dir()))
+			if err != nil {
+				return err
+			}
 			cfg := server.Config{
-				Store: k.store, Embedder: k.embedder, Collection: k.cfg.Collection, Mode: mode, AskMode: askMode,
-				TopK: k.cfg.Search.TopK, Model: chat, Roots: roots, Keys: kf, RateLimit: rate,
+				KB: k, Roots: roots, Keys: kf, RateLimit: rate,
 				MaxUploadBytes: maxUpload, RequestTimeout: timeout, CORSOrigins: origins, Logger: logger,
 				AllowRawFilters: allowRaw,
-				IngestOptions:   func(c *store.Collection) ingest.Options { return k.ingestOptions(c) },
-				UploadDir:       filepath.Join(k.dir, "cache", "uploads"),
-				Pipeline:        func(p *rag.Pipeline) error { return quality.apply(p, k.embedder) },
+				UploadDir:       filepath.Join(k.Dir(), "cache", "uploads"),
 			}
-			k.ingestOptions(nil) // creates the loader now, so requests only read it
 			if server.OTLPConfigured() {
 				tp, shutdown, err := server.NewOTLPTracer(ctx, buildinfo.Version())
 				if err != nil {
@@ -98,7 +82,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 			}
 			srv, err := server.New(cfg)
 			if err != nil {
-				return usageErr(err)
+				return cliErr(err)
 			}
 			defer srv.Close()
 			return server.ListenAndServe(ctx, srv.Handler(), server.ServeOptions{Addr: addr, Keyed: srv.Keyed(), Name: "serve", Logger: logger})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -31,10 +30,8 @@ again is harmless.`,
 				return err
 			}
 			defer s.Close()
-			if st, ok := s.Backend().(interface{ Setup(context.Context) error }); ok {
-				if err := st.Setup(cmd.Context()); err != nil {
-					return err
-				}
+			if _, err := s.Setup(cmd.Context()); err != nil {
+				return err
 			}
 			fmt.Fprintln(stdio.Out, "store ready")
 			return nil

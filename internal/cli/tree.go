@@ -3,17 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/hierarchy"
-	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/load"
-	"github.com/quarry-rag/quarry/store"
 )
 
 func newTreeCmd(stdio IO) *cobra.Command {
@@ -62,20 +57,17 @@ chunks' headings and code symbols. Searching with --mode auto for a trigger jump
 // openHierarchy opens the knowledge base and its collection's hierarchy,
 // without insisting on the configured embedder (reading the tree embeds
 // nothing).
-func openHierarchy(ctx context.Context, f *kbFlags) (*kb, *hierarchy.Hierarchy, error) {
+func openHierarchy(ctx context.Context, f *kbFlags) (*quarry.KB, *hierarchy.Hierarchy, error) {
 	k, err := openKB(ctx, f, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	coll, err := k.store.Collection(ctx, k.cfg.Collection)
-	if errors.Is(err, store.ErrCollectionNotFound) {
-		err = fmt.Errorf("collection %q does not exist yet: ingest something into it first", k.cfg.Collection)
-	}
+	c, err := k.Collection(ctx, "")
 	if err != nil {
 		k.Close()
 		return nil, nil, err
 	}
-	h, err := hierarchy.Open(coll)
+	h, err := hierarchy.Open(c.Store())
 	if err != nil {
 		k.Close()
 		return nil, nil, err
@@ -89,61 +81,15 @@ func writeJSON(stdio IO, v any) error {
 	return enc.Encode(v)
 }
 
-// updateHierarchy brings the collection's hierarchy up to what an
-// ingestion of files wrote and rebuilds its links. A store without a
-// hierarchy is skipped, and so is a run that changed nothing in a
-// collection that has its hierarchy already (nil reports): the build reads
-// every chunk.
-func updateHierarchy(ctx context.Context, coll *store.Collection, files []load.Entry, rep *ingest.Report) (*hierarchy.BuildReport, *hierarchy.LinkReport, error) {
-	h, err := hierarchy.Open(coll)
-	if errors.Is(err, store.ErrUnsupported) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if rep != nil && rep.Written == 0 && rep.Pruned == 0 {
-		nodes, err := h.Nodes(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(nodes) > 0 {
-			return nil, nil, nil
-		}
-	}
-	paths := make(map[string]string, len(files))
-	for _, e := range files {
-		if abs, err := filepath.Abs(e.Path); err == nil {
-			paths[e.Source.Name] = abs
-		}
-	}
-	br, err := h.Build(ctx, paths)
-	if err != nil {
-		return nil, nil, fmt.Errorf("knowledge hierarchy: %w", err)
-	}
-	lr, err := h.RebuildLinks(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("knowledge hierarchy: %w", err)
-	}
-	return &br, &lr, nil
-}
-
-// reportHierarchy is the ingest command's Finish: it updates the
-// hierarchy and says what changed (on stderr with --json, whose stdout
-// holds only progress events).
-func reportHierarchy(stdio IO, coll *store.Collection, asJSON bool) func(context.Context, []load.Entry, *ingest.Report) error {
-	return func(ctx context.Context, files []load.Entry, rep *ingest.Report) error {
-		start := time.Now()
-		br, lr, err := updateHierarchy(ctx, coll, files, rep)
-		if err != nil || br == nil {
-			return err
-		}
+// reportHierarchy says what an ingestion changed in the hierarchy (on
+// stderr with --json, whose stdout holds only progress events).
+func reportHierarchy(stdio IO, asJSON bool) func(*hierarchy.BuildReport, *hierarchy.LinkReport) {
+	return func(br *hierarchy.BuildReport, lr *hierarchy.LinkReport) {
 		w := stdio.Out
 		if asJSON {
 			w = stdio.Err
 		}
-		fmt.Fprintf(w, "hierarchy: %d nodes (%d new), %d chunks placed, %d links, in %s (see quarry tree)\n",
-			br.Nodes, br.Created, br.Attached, lr.Total, time.Since(start).Round(time.Millisecond))
-		return nil
+		fmt.Fprintf(w, "hierarchy: %d nodes (%d new), %d chunks placed, %d links (see quarry tree)\n",
+			br.Nodes, br.Created, br.Attached, lr.Total)
 	}
 }

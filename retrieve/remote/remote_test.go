@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/filter"
@@ -76,8 +77,12 @@ func remoteQuarry(t *testing.T) (url, acmeKey string, adminKey string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Embedder: emb, Collection: "handbook", Mode: store.ModeKeyword,
-		Keys: kf, RateLimit: -1, Logger: slog.New(slog.DiscardHandler)})
+	kb, err := quarry.New(ctx, st, quarry.WithEmbedder(emb), quarry.WithCollection("handbook"), quarry.WithMode("keyword"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kb.Close() })
+	srv, err := server.New(server.Config{KB: kb, Keys: kf, RateLimit: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

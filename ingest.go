@@ -1,0 +1,156 @@
+package quarry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/split"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// IngestOptions are the settings every ingestion into c shares, on every
+// surface: the embedder, the loader, chunking, batch size, the configured
+// include/exclude patterns, the store's embedding cache (for model and API
+// embedders: the offline hash embedder is cheaper than a lookup) and, when
+// a run ends, the refresh of the knowledge hierarchy. Callers add a run's
+// own paths, metadata, patterns (Selection.Plus) and job records.
+func (kb *KB) IngestOptions(c *store.Collection) ingest.Options {
+	ch := kb.cfg.Chunking
+	opt := ingest.Options{
+		Collection: c,
+		Embedder:   kb.emb,
+		Loader:     kb.Loader(),
+		Chunking:   split.RecursiveConfig{MaxTokens: ch.MaxTokens, OverlapTokens: ch.OverlapTokens, NoOverlap: ch.OverlapTokens == 0},
+		BatchSize:  kb.cfg.Ingest.BatchSize,
+		Select:     load.Selection{Include: kb.cfg.Ingest.Include, Exclude: kb.cfg.Ingest.Exclude},
+		Logger:     kb.log,
+	}
+	if cache, ok := kb.store.EmbeddingCache(); ok && kb.emb.Model().Provider != "hash" {
+		opt.Cache = cache
+	}
+	opt.Finish = func(ctx context.Context, files []load.Entry, rep *ingest.Report) error {
+		_, _, err := RefreshHierarchy(ctx, c, files, rep)
+		return err
+	}
+	return opt
+}
+
+// RefreshHierarchy brings the collection's knowledge hierarchy up to what
+// an ingestion of files wrote and rebuilds its links. A store without a
+// hierarchy is skipped, and so is a run that changed nothing in a
+// collection whose hierarchy exists (nil reports): the build reads every
+// chunk.
+func RefreshHierarchy(ctx context.Context, c *store.Collection, files []load.Entry, rep *ingest.Report) (*hierarchy.BuildReport, *hierarchy.LinkReport, error) {
+	h, err := hierarchy.Open(c)
+	if errors.Is(err, store.ErrUnsupported) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if rep != nil && rep.Written == 0 && rep.Pruned == 0 {
+		nodes, err := h.Nodes(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(nodes) > 0 {
+			return nil, nil, nil
+		}
+	}
+	paths := make(map[string]string, len(files))
+	for _, e := range files {
+		if abs, err := filepath.Abs(e.Path); err == nil {
+			paths[e.Source.Name] = abs
+		}
+	}
+	br, err := h.Build(ctx, paths)
+	if err != nil {
+		return nil, nil, fmt.Errorf("knowledge hierarchy: %w", err)
+	}
+	lr, err := h.RebuildLinks(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("knowledge hierarchy: %w", err)
+	}
+	return &br, &lr, nil
+}
+
+// IngestRequest is one ingestion run over files and folders.
+type IngestRequest struct {
+	// Collection is created when missing; "" for the default.
+	Collection string
+	Paths      []string
+	// Metadata is added to every chunk.
+	Metadata map[string]any
+	// Prune removes the collection's sources no longer under Paths.
+	Prune bool
+	// Include and Exclude narrow the files taken from folders, after the
+	// configured patterns (load.Selection).
+	Include, Exclude []string
+	// Progress receives the run's events; nil for none.
+	Progress func(ingest.Event)
+	// Hierarchy receives the knowledge hierarchy's refresh when the run
+	// changed it; nil for none.
+	Hierarchy func(*hierarchy.BuildReport, *hierarchy.LinkReport)
+}
+
+// Ingest runs one ingestion into a collection the scope may write, with
+// the settings of IngestOptions, recording the run as a job where the
+// store keeps jobs (so `quarry ingest --resume` can re-run it). Paths are
+// the caller's to confine: a server passes only paths inside its roots.
+func (kb *KB) Ingest(ctx context.Context, sc Scope, req IngestRequest) (*ingest.Report, error) {
+	if sc.ReadOnly || !sc.MayReachAll() || sc.NoServerPaths {
+		return nil, fmt.Errorf("%w: ingesting folders is not open to this caller (a read-only key, a scope filter, or a key below admin)", ErrForbidden)
+	}
+	if len(req.Paths) == 0 {
+		return nil, invalid(errors.New("give at least one file or folder"))
+	}
+	c, err := kb.collection(ctx, sc, req.Collection, true)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := kb.runOptions(c, req)
+	if err != nil {
+		return nil, err
+	}
+	return ingest.Run(ctx, req.Paths, opt)
+}
+
+// runOptions are a run's options: IngestOptions with the request's
+// metadata, patterns, progress, hierarchy report and job record.
+func (kb *KB) runOptions(c *store.Collection, req IngestRequest) (ingest.Options, error) {
+	opt := kb.IngestOptions(c)
+	opt.Metadata, opt.Prune, opt.Progress = req.Metadata, req.Prune, req.Progress
+	run := load.Selection{Include: req.Include, Exclude: req.Exclude}
+	opt.Select = opt.Select.Plus(run)
+	if err := opt.Select.Check(); err != nil {
+		return opt, invalid(err)
+	}
+	if req.Hierarchy != nil {
+		opt.Finish = func(ctx context.Context, files []load.Entry, rep *ingest.Report) error {
+			br, lr, err := RefreshHierarchy(ctx, c, files, rep)
+			if err == nil && br != nil {
+				req.Hierarchy(br, lr)
+			}
+			return err
+		}
+	}
+	if js, err := kb.store.Jobs(); err == nil {
+		abs := make([]string, len(req.Paths))
+		for i, p := range req.Paths {
+			if abs[i], err = filepath.Abs(p); err != nil {
+				return opt, fmt.Errorf("ingest %s: %w", p, err)
+			}
+		}
+		opt.Jobs = js
+		params := ingest.Params{Roots: abs, Collection: c.Name(), Meta: req.Metadata, Prune: req.Prune, Include: req.Include, Exclude: req.Exclude}
+		if opt.JobParams, err = params.Marshal(); err != nil {
+			return opt, err
+		}
+	}
+	return opt, nil
+}

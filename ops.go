@@ -1,0 +1,698 @@
+package quarry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/hierarchy"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/rag"
+	"github.com/quarry-rag/quarry/rerank/spec"
+	"github.com/quarry-rag/quarry/retrieve"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// Limits every surface shares.
+const (
+	// MaxTopK bounds a request's top-k: results go into a person's screen
+	// or a model's context.
+	MaxTopK = 100
+	// MaxDocuments bounds one AddDocuments call, so a single call cannot
+	// hold the embedder for long.
+	MaxDocuments = 256
+)
+
+// Scope is what a caller may reach. Operators and the library's own
+// callers are trusted (Developer); an API key's or an MCP client's scope
+// comes from its credentials. A scope only narrows: its Filter is ANDed
+// into every search, answer, count and delete, and documents it adds must
+// match it.
+type Scope struct {
+	// Collections the caller may use; empty means all.
+	Collections []string
+	// Filter is the mandatory filter; nil means none.
+	Filter filter.Expr
+	// AllowRawFilters lets the caller's filters carry raw, store-tagged
+	// fragments (filter.CheckRequest); they stay under Filter.
+	AllowRawFilters bool
+	// ReadOnly refuses every operation that changes the knowledge base.
+	ReadOnly bool
+	// NoServerPaths refuses ingestion from the server's folders (keys
+	// below admin).
+	NoServerPaths bool
+	// Owner namespaces the caller's conversation threads: they are stored
+	// as Owner~id, so a key reads only its own. Empty for operators.
+	Owner string
+}
+
+// Developer is the scope of the knowledge base's own code and operator:
+// everything, raw filter fragments included.
+func Developer() Scope { return Scope{AllowRawFilters: true} }
+
+// Allows reports whether the scope may use a collection.
+func (sc Scope) Allows(collection string) bool {
+	return len(sc.Collections) == 0 || slices.Contains(sc.Collections, collection)
+}
+
+// MayReachAll reports whether the scope reaches every document of its
+// collections: no mandatory filter. Operations that cannot be filtered
+// (dropping a collection, ingestion jobs) need it.
+func (sc Scope) MayReachAll() bool { return sc.Filter == nil }
+
+// thread is the stored id of a caller's thread.
+func (sc Scope) thread(id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	if sc.Owner != "" {
+		id = sc.Owner + "~" + id
+	}
+	if err := store.CheckThreadID(id); err != nil {
+		return "", invalid(err)
+	}
+	return id, nil
+}
+
+// ThreadID is the stored id of the caller's thread id (Owner~id under an
+// owner); threads are read and deleted by it.
+func (sc Scope) ThreadID(id string) (string, error) {
+	if id == "" {
+		return "", invalid(errors.New("the thread id is empty"))
+	}
+	return sc.thread(id)
+}
+
+// collection opens a collection the scope may use ("" for the default);
+// with create, a missing one is created.
+func (kb *KB) collection(ctx context.Context, sc Scope, name string, create bool) (*store.Collection, error) {
+	name = kb.name(name)
+	if !sc.Allows(name) {
+		return nil, fmt.Errorf("%w: collection %q is not open to this caller (open: %s)", ErrForbidden, name, strings.Join(sc.Collections, ", "))
+	}
+	c, err := kb.open(ctx, name, create)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Filter != nil {
+		if err := filter.Validate(sc.Filter, c.Config().Schema); err != nil {
+			return nil, fmt.Errorf("%w: this caller's scope cannot apply to collection %q: %v", ErrForbidden, name, err)
+		}
+	}
+	return c, nil
+}
+
+// filterFor checks a request's filter against the collection's schema and
+// the scope's raw-filter policy, then puts it under the scope's filter.
+func filterFor(sc Scope, f filter.Expr, c *store.Collection) (filter.Expr, error) {
+	if f != nil {
+		if err := filter.CheckRequest(f, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
+			return nil, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
+		}
+	}
+	return filter.Merge(sc.Filter, f), nil
+}
+
+func (kb *KB) topK(k int) (int, error) {
+	switch {
+	case k < 0:
+		return 0, invalid(fmt.Errorf("top-k must be positive, got %d", k))
+	case k > MaxTopK:
+		return 0, invalid(fmt.Errorf("top-k is at most %d, got %d", MaxTopK, k))
+	case k == 0:
+		return kb.cfg.Search.TopK, nil
+	}
+	return k, nil
+}
+
+// Passage is one retrieved passage with where it came from: a search
+// result or a citation, the same on every surface.
+type Passage struct {
+	Rank       int      `json:"rank" doc:"1-based rank; in citations, the n of the [n] marker" jsonschema:"1-based rank; in citations, the n of the [n] marker"`
+	ID         string   `json:"id"`
+	Score      float64  `json:"score"`
+	SourceType string   `json:"sourceType" jsonschema:"file, url, object, manual or conversation"`
+	Source     string   `json:"source" doc:"The source's name: a path relative to the ingested folder, a URL or an id" jsonschema:"the source's name: a path relative to the ingested folder, a URL or an id"`
+	Page       int      `json:"page,omitempty" doc:"1-based page, for paged formats such as PDF" jsonschema:"1-based page, for paged formats such as PDF"`
+	Headings   []string `json:"headings,omitempty" doc:"The headings enclosing the passage, outermost first" jsonschema:"the headings enclosing the passage, outermost first"`
+	LineStart  int      `json:"lineStart,omitempty"`
+	LineEnd    int      `json:"lineEnd,omitempty"`
+	// Location is where a person finds it: "guide.md · Setup › Install ·
+	// lines 4-9", "report.pdf · page 3".
+	Location string             `json:"location" doc:"Where to find the passage, as a person would cite it" jsonschema:"where to find the passage, as a person would cite it"`
+	Text     string             `json:"text"`
+	Metadata map[string]any     `json:"metadata,omitempty"`
+	Explain  *store.Explanation `json:"explain,omitempty" doc:"Each branch's rank and score, when asked for"`
+	// Hierarchy places the passage in the knowledge hierarchy, when asked
+	// for: its node, the node's neighbours, the results linked to it.
+	Hierarchy *hierarchy.ResultContext `json:"hierarchy,omitempty" doc:"The passage's place in the knowledge hierarchy, when asked for"`
+}
+
+// PassageOf is a document as a passage of rank rank.
+func PassageOf(rank int, d *document.Document) Passage {
+	pv := d.Provenance
+	return Passage{Rank: rank, ID: d.ID, Score: d.Score, SourceType: d.SourceType, Source: d.SourceName,
+		Page: pv.Page, Headings: pv.HeadingPath, LineStart: pv.LineStart, LineEnd: pv.LineEnd,
+		Location: document.Locate(d.SourceName, pv), Text: d.Content, Metadata: d.Metadata}
+}
+
+// citation is a cited passage.
+func citation(ct rag.Citation) Passage {
+	p := Passage{Rank: ct.N, ID: ct.ID, SourceType: ct.SourceType, Source: ct.Source, Page: ct.Page,
+		Headings: ct.Headings, LineStart: ct.LineStart, LineEnd: ct.LineEnd, Location: ct.Location(), Text: ct.Text}
+	if ct.Document != nil {
+		p.Score, p.Metadata = ct.Document.Score, ct.Document.Metadata
+	}
+	return p
+}
+
+// SearchRequest is one search.
+type SearchRequest struct {
+	// Collection is the collection to search; "" for the default.
+	Collection string
+	Query      string
+	// Mode is auto, keyword, vector, hybrid or "" (retrieve.ResolveMode).
+	Mode string
+	// Filter narrows the results; it is checked against the collection's
+	// schema and the scope's raw-filter policy, and put under the scope.
+	Filter filter.Expr
+	// TopK is the number of results; the knowledge base's when 0.
+	TopK int
+	// Explain reports each branch's rank and score.
+	Explain bool
+	// Hierarchy places each result in the knowledge hierarchy.
+	Hierarchy bool
+}
+
+// SearchResult is a search's results.
+type SearchResult struct {
+	Collection string `json:"collection"`
+	// Mode is the mode that ran.
+	Mode string `json:"mode"`
+	// Trigger is the node whose trigger the query matched, with mode auto.
+	Trigger *hierarchy.NodeRef `json:"trigger,omitempty" doc:"The knowledge hierarchy node whose trigger the query matched (mode auto)"`
+	Results []Passage          `json:"results"`
+}
+
+// Search searches a collection the scope may read: the filter is checked
+// and put under the scope, the mode resolved by the one rule, the query
+// embedded when the mode needs it.
+func (kb *KB) Search(ctx context.Context, sc Scope, req SearchRequest) (*SearchResult, error) {
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, invalid(errors.New("the query is empty: say what to look for"))
+	}
+	topK, err := kb.topK(req.TopK)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := retrieve.ResolveMode(req.Mode, kb.cfg.Search.Mode, kb.emb.Model(), false)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kb.collection(ctx, sc, req.Collection, false)
+	if err != nil {
+		return nil, err
+	}
+	f, err := filterFor(sc, req.Filter, c)
+	if err != nil {
+		return nil, err
+	}
+	sreq := store.SearchRequest{Query: req.Query, Mode: mode.Mode, Filter: f, TopK: topK, Explain: req.Explain}
+	run := func(ctx context.Context, r store.SearchRequest) ([]store.Hit, error) { return kb.search(ctx, c, r) }
+	var h *hierarchy.Hierarchy
+	if mode.Triggers || req.Hierarchy {
+		if h, err = hierarchy.Open(c); errors.Is(err, store.ErrUnsupported) {
+			h = nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	var (
+		hits []store.Hit
+		node *store.Node
+	)
+	if mode.Triggers && h != nil {
+		hits, node, err = h.TriggerSearch(ctx, sreq, run)
+	} else {
+		hits, err = run(ctx, sreq)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &SearchResult{Collection: c.Name(), Mode: string(mode.Mode), Results: make([]Passage, len(hits))}
+	if node != nil {
+		out.Trigger = &hierarchy.NodeRef{ID: node.ID, Name: node.Name, Path: node.Path}
+	}
+	for i, hit := range hits {
+		out.Results[i] = PassageOf(i+1, hit.Doc)
+		out.Results[i].Explain = hit.Explain
+	}
+	if req.Hierarchy && h != nil {
+		rc, err := h.Context(ctx, hits)
+		if err != nil {
+			return nil, err
+		}
+		for i := range rc {
+			out.Results[i].Hierarchy = &rc[i]
+		}
+	}
+	return out, nil
+}
+
+// search embeds the query when the mode needs a vector and searches, each
+// in an observed stage. A collection built with another embedder can still
+// be searched by keywords.
+func (kb *KB) search(ctx context.Context, c *store.Collection, req store.SearchRequest) ([]store.Hit, error) {
+	if req.Mode != store.ModeKeyword {
+		if err := kb.CheckModel(c); err != nil {
+			return nil, err
+		}
+		ectx, end := kb.stage(ctx, "embed")
+		vecs, err := embed.EmbedQuery(ectx, kb.emb, []string{req.Query})
+		end(err)
+		if err != nil {
+			return nil, fmt.Errorf("embed the query: %w", err)
+		}
+		req.Embedding = vecs[0]
+	}
+	if req.Mode == store.ModeVector {
+		req.Query = ""
+	}
+	sctx, end := kb.stage(ctx, "search")
+	hits, err := c.Search(sctx, req)
+	end(err)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", c.Name(), err)
+	}
+	return hits, nil
+}
+
+// AskRequest is one question.
+type AskRequest struct {
+	// Collection is the collection to ask; "" for the default.
+	Collection string
+	Question   string
+	// Mode is the retrieval mode: auto, keyword, vector, hybrid or ""
+	// (retrieve.ResolveMode; answers default to retrieve.AskMode).
+	Mode string
+	// Filter narrows the passages, as for Search.
+	Filter filter.Expr
+	// TopK is how many passages are retrieved; the knowledge base's when 0.
+	TopK int
+	// Thread names the conversation: its earlier turns are read and this
+	// one recorded. It lives in the scope's thread space.
+	Thread string
+	// Memory names threads whose past exchanges are recalled beside the
+	// documents (the scope's own threads).
+	Memory []string
+	// Schema is a JSON Schema: the answer is JSON valid against it. It
+	// needs a chat model.
+	Schema json.RawMessage
+	// Post are post-processors after the knowledge base's own
+	// (rerank/spec); a request may not name an address.
+	Post []string
+	// Transforms are query transforms after the knowledge base's own
+	// (retrieve.NewTransform); they need a chat model.
+	Transforms []string
+}
+
+// AskResult is a cited answer.
+type AskResult struct {
+	// Answer holds [n] markers naming its citations; for a structured
+	// answer, the JSON.
+	Answer string `json:"answer" doc:"The answer, with [n] markers naming its citations" jsonschema:"the answer, with [n] markers naming its citations"`
+	// JSON is the structured answer, when the request had a schema.
+	JSON       json.RawMessage `json:"json,omitempty" doc:"The structured answer, when a schema was given"`
+	Extractive bool            `json:"extractive" doc:"True when the answer quotes passages because no chat model is configured" jsonschema:"true when the answer quotes the passages because no chat model is configured"`
+	Citations  []Passage       `json:"citations" doc:"The passages cited; rank is the n of the [n] marker" jsonschema:"the passages the answer cites; rank is the n of its [n] marker"`
+	// Mode is the retrieval mode that ran.
+	Mode string `json:"mode"`
+	// Query is the retrieval query after the transforms; Queries all of
+	// them when an expander made several.
+	Query   string   `json:"query"`
+	Queries []string `json:"queries,omitempty"`
+	Thread  string   `json:"thread,omitempty"`
+	// SourceErrors lists sources of a multi-source retrieval that failed;
+	// the answer comes from the others.
+	SourceErrors []retrieve.SourceError `json:"sourceErrors,omitempty"`
+	Usage        llm.Usage              `json:"usage"`
+	// Raw is the pipeline's answer, with the quotes of an extractive one.
+	Raw *rag.Answer `json:"-"`
+}
+
+// asking is a question ready to run: its pipeline and request.
+type asking struct {
+	pipe   *rag.Pipeline
+	req    rag.Request
+	mode   store.Mode
+	thread string // the caller's thread id
+}
+
+// prepareAsk makes every check an answer needs before any retrieval, so a
+// stream opens only for a question that can be answered.
+func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking, error) {
+	if strings.TrimSpace(req.Question) == "" {
+		return nil, invalid(errors.New("the question is empty"))
+	}
+	topK, err := kb.topK(req.TopK)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := retrieve.ResolveMode(req.Mode, kb.cfg.Search.Mode, kb.emb.Model(), true)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kb.collection(ctx, sc, req.Collection, false)
+	if err != nil {
+		return nil, err
+	}
+	if mode.Mode != store.ModeKeyword {
+		if err := kb.CheckModel(c); err != nil {
+			return nil, err
+		}
+	}
+	if req.Filter != nil {
+		if err := filter.CheckRequest(req.Filter, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
+			return nil, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
+		}
+	}
+	chat, err := kb.ChatModel()
+	if err != nil {
+		return nil, err
+	}
+	retr := &retrieve.Collection{Collection: c, Embedder: observedEmbedder{kb.emb, kb}, Mode: mode.Mode}
+	pipe := kb.pipeline(retr, chat)
+	pipe.Scope = sc.Filter
+	for _, t := range append(slices.Clip(kb.transforms), req.Transforms...) {
+		pre, err := retrieve.NewTransform(t, pipe.Model)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		pipe.PreProcessors = append(pipe.PreProcessors, pre)
+	}
+	env := spec.Env{Retriever: retr, Model: pipe.Model, Embedder: kb.emb, AllowEndpoints: true}
+	own, err := spec.Post(kb.post, env)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	env.AllowEndpoints = false // an address is the operator's to choose
+	theirs, err := spec.Post(req.Post, env)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	pipe.PostProcessors = append(own, theirs...)
+	if kb.web != "" {
+		pipe.Retriever = &retrieve.Parallel{Timeout: kb.sourceTimeout, Sources: []retrieve.Source{
+			{Name: "knowledge base", Retriever: retr},
+			{Name: "web", Retriever: &retrieve.SearXNG{BaseURL: kb.web}},
+		}}
+	}
+	r := rag.Request{Question: req.Question, Filter: req.Filter, TopK: topK}
+	if len(req.Schema) > 0 {
+		if !json.Valid(req.Schema) {
+			return nil, invalid(errors.New("the answer schema is not JSON"))
+		}
+		if pipe.Model == nil {
+			return nil, fmt.Errorf("%w: a structured answer: %w: set llm in config.toml, QUARRY_LLM or --model", ErrInvalid, rag.ErrNeedsModel)
+		}
+		r.Schema = &llm.Schema{Schema: req.Schema}
+	}
+	if req.Thread != "" || len(req.Memory) > 0 {
+		ts, err := kb.store.Threads()
+		if err != nil {
+			return nil, err
+		}
+		pipe.Threads = ts
+		if r.Thread, err = sc.thread(req.Thread); err != nil {
+			return nil, err
+		}
+		for _, m := range req.Memory {
+			id, err := sc.ThreadID(m)
+			if err != nil {
+				return nil, err
+			}
+			r.Memory = append(r.Memory, id)
+		}
+		if len(r.Memory) > 0 {
+			pipe.Memory = &retrieve.ThreadMemory{Threads: ts, Embedder: kb.emb}
+		}
+	}
+	return &asking{pipe: pipe, req: r, mode: mode.Mode, thread: req.Thread}, nil
+}
+
+func (a *asking) result(ans *rag.Answer) *AskResult {
+	out := &AskResult{Answer: ans.Text, JSON: ans.JSON, Extractive: ans.Extractive, Citations: make([]Passage, len(ans.Citations)),
+		Mode: string(a.mode), Query: ans.Query, Queries: ans.Queries, Thread: a.thread, SourceErrors: ans.SourceErrors, Usage: ans.Usage, Raw: ans}
+	for i, ct := range ans.Citations {
+		out.Citations[i] = citation(ct)
+	}
+	return out
+}
+
+// CheckAsk makes every check Ask makes before retrieval (collection,
+// filter, mode, specs, thread ids) without answering.
+func (kb *KB) CheckAsk(ctx context.Context, sc Scope, req AskRequest) error {
+	if req.Question == "" {
+		req.Question = "?"
+	}
+	_, err := kb.prepareAsk(ctx, sc, req)
+	return err
+}
+
+// Ask answers a question from a collection the scope may read, citing its
+// passages.
+func (kb *KB) Ask(ctx context.Context, sc Scope, req AskRequest) (*AskResult, error) {
+	a, err := kb.prepareAsk(ctx, sc, req)
+	if err != nil {
+		return nil, err
+	}
+	ans, err := a.pipe.Ask(ctx, a.req)
+	if err != nil {
+		return nil, err
+	}
+	return a.result(ans), nil
+}
+
+// AskEvent is a piece of a streamed answer: text as the model writes it,
+// then the whole result.
+type AskEvent struct {
+	Text   string
+	Result *AskResult
+}
+
+// AskStream checks the question as Ask does, then returns the answer as it
+// is written. An error before the stream opens is returned; one midway is
+// the sequence's last element.
+func (kb *KB) AskStream(ctx context.Context, sc Scope, req AskRequest) (iter.Seq2[AskEvent, error], error) {
+	a, err := kb.prepareAsk(ctx, sc, req)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(AskEvent, error) bool) {
+		for ev, err := range a.pipe.Stream(ctx, a.req) {
+			if err != nil {
+				yield(AskEvent{}, err)
+				return
+			}
+			if ev.Text != "" && !yield(AskEvent{Text: ev.Text}, nil) {
+				return
+			}
+			if ev.Answer != nil && !yield(AskEvent{Result: a.result(ev.Answer)}, nil) {
+				return
+			}
+		}
+	}, nil
+}
+
+// DeleteRequest selects passages to delete: every passage of Source, or
+// every passage matching Filter (both: those matching both).
+type DeleteRequest struct {
+	Collection string
+	Source     string
+	Filter     filter.Expr
+}
+
+// ErrNothingSelected is returned by Delete for a request with neither a
+// source nor a filter: deleting everything is not offered (drop the
+// collection instead).
+var ErrNothingSelected = fmt.Errorf("%w: give a source or a filter: deleting everything is not offered (delete the collection instead)", ErrInvalid)
+
+// Delete deletes the selected passages the scope reaches and returns how
+// many went.
+func (kb *KB) Delete(ctx context.Context, sc Scope, req DeleteRequest) (int, error) {
+	if sc.ReadOnly {
+		return 0, fmt.Errorf("%w: this caller may only read", ErrForbidden)
+	}
+	c, err := kb.collection(ctx, sc, req.Collection, false)
+	if err != nil {
+		return 0, err
+	}
+	f := req.Filter
+	if f != nil {
+		if err := filter.CheckRequest(f, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
+			return 0, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
+		}
+	}
+	if req.Source != "" {
+		f = filter.Merge(f, filter.Eq("sourceName", req.Source))
+	}
+	// Checked before the scope joins: a scope alone must not delete all it
+	// reaches.
+	if f == nil {
+		return 0, ErrNothingSelected
+	}
+	n, err := c.Delete(ctx, filter.Merge(sc.Filter, f))
+	if err != nil {
+		return 0, fmt.Errorf("delete from %q: %w", c.Name(), err)
+	}
+	return n, nil
+}
+
+// NewDocument is a text to store whole, as one passage.
+type NewDocument struct {
+	// ID is optional; a document with the same id is replaced.
+	ID   string `json:"id,omitempty" doc:"Optional id; a document with the same id is replaced" jsonschema:"optional id; a document with the same id is replaced"`
+	Text string `json:"text" minLength:"1" jsonschema:"the text, searchable as one passage"`
+	// Source names it for citations and deletes (default: manual).
+	Source   string         `json:"source,omitempty" doc:"Source name to cite and to delete by (default: manual)" jsonschema:"optional source name to cite and to delete by later (default: manual)"`
+	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"optional metadata: strings, numbers, booleans or lists of strings"`
+}
+
+// AddResult is what AddDocuments stored.
+type AddResult struct {
+	Collection string   `json:"collection"`
+	IDs        []string `json:"ids" jsonschema:"the ids of the added documents, in order"`
+}
+
+// AddDocuments stores texts whole, each one passage, all or none, in a
+// collection the scope may write (created when missing). Under a scope
+// filter each must match it, and ids live in the scope's id space
+// (ingest.Add).
+func (kb *KB) AddDocuments(ctx context.Context, sc Scope, collection string, docs []NewDocument) (*AddResult, error) {
+	if sc.ReadOnly {
+		return nil, fmt.Errorf("%w: this caller may only read", ErrForbidden)
+	}
+	switch {
+	case len(docs) == 0:
+		return nil, invalid(errors.New("documents is empty"))
+	case len(docs) > MaxDocuments:
+		return nil, invalid(fmt.Errorf("at most %d documents per call, got %d", MaxDocuments, len(docs)))
+	}
+	ds := make([]*document.Document, len(docs))
+	for i, nd := range docs {
+		if strings.TrimSpace(nd.Text) == "" {
+			return nil, invalid(fmt.Errorf("documents[%d]: text is empty", i))
+		}
+		d := document.New(nd.Text)
+		if nd.ID != "" {
+			d.ID = nd.ID
+		}
+		if nd.Source != "" {
+			d.SourceName = nd.Source
+		}
+		if err := d.AddMetadata(nd.Metadata); err != nil {
+			return nil, invalid(fmt.Errorf("documents[%d]: %w", i, err))
+		}
+		ds[i] = d
+	}
+	c, err := kb.collection(ctx, sc, collection, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := ingest.Add(ctx, c, kb.emb, ds, sc.Filter); err != nil {
+		return nil, err
+	}
+	out := &AddResult{Collection: c.Name(), IDs: make([]string, len(ds))}
+	for i, d := range ds {
+		out.IDs[i] = d.ID
+	}
+	return out, nil
+}
+
+// CollectionInfo describes a collection as a scope sees it.
+type CollectionInfo struct {
+	Name      string           `json:"name"`
+	Documents int              `json:"documents" doc:"Stored passages (chunks) this caller can reach" jsonschema:"stored passages this caller can reach"`
+	Model     embed.ModelInfo  `json:"model" doc:"The embedding model the collection was built with"`
+	Fields    *document.Schema `json:"schema,omitempty" doc:"Declared metadata fields"`
+	Language  string           `json:"language,omitempty"`
+}
+
+// Collections lists the collections the scope reaches, counting the
+// passages its filter lets it see. A collection its filter cannot apply to
+// holds nothing it may reach and is left out.
+func (kb *KB) Collections(ctx context.Context, sc Scope) ([]CollectionInfo, error) {
+	cfgs, err := kb.store.Collections(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list collections: %w", err)
+	}
+	out := []CollectionInfo{}
+	for _, cc := range cfgs {
+		if !sc.Allows(cc.Name) {
+			continue
+		}
+		info, ok, err := kb.info(ctx, sc, cc)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+// CollectionInfo describes one collection as the scope sees it.
+func (kb *KB) CollectionInfo(ctx context.Context, sc Scope, name string) (CollectionInfo, error) {
+	c, err := kb.collection(ctx, sc, name, false)
+	if err != nil {
+		return CollectionInfo{}, err
+	}
+	info, _, err := kb.info(ctx, sc, c.Config())
+	return info, err
+}
+
+func (kb *KB) info(ctx context.Context, sc Scope, cc store.CollectionConfig) (CollectionInfo, bool, error) {
+	if sc.Filter != nil && filter.Validate(sc.Filter, cc.Schema) != nil {
+		return CollectionInfo{}, false, nil
+	}
+	c, err := kb.store.Collection(ctx, cc.Name)
+	if err != nil {
+		return CollectionInfo{}, false, fmt.Errorf("collection %q: %w", cc.Name, err)
+	}
+	n, err := c.Count(ctx, sc.Filter)
+	if err != nil {
+		return CollectionInfo{}, false, fmt.Errorf("count %q: %w", cc.Name, err)
+	}
+	return CollectionInfo{Name: cc.Name, Documents: n, Model: cc.Model, Fields: cc.Schema, Language: cc.Language}, true, nil
+}
+
+// observedEmbedder reports the embedding calls retrieval makes as "embed"
+// stages. It keeps the provider's query input type: EmbedQuery goes to the
+// provider's own (embed.EmbedQuery).
+type observedEmbedder struct {
+	embed.Embedder
+	kb *KB
+}
+
+func (e observedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	ctx, end := e.kb.stage(ctx, "embed")
+	v, err := e.Embedder.Embed(ctx, texts)
+	end(err)
+	return v, err
+}
+
+func (e observedEmbedder) EmbedQuery(ctx context.Context, queries []string) ([][]float32, error) {
+	ctx, end := e.kb.stage(ctx, "embed")
+	v, err := embed.EmbedQuery(ctx, e.Embedder, queries)
+	end(err)
+	return v, err
+}

@@ -1,0 +1,77 @@
+package retrieve
+
+import (
+	"fmt"
+
+	"github.com/quarry-rag/quarry/embed"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// DefaultMode is the search mode used when none is asked for. With the
+// offline hash embedder it is keyword, fixed by measurement on SciFact and
+// Cranfield together (nDCG@10, `quarry eval --beir DIR --mode all`):
+//
+//	               scifact  cranfield  average
+//	keyword         0.6821     0.3520   0.5171
+//	vector          0.4220     0.2436   0.3328
+//	hybrid (RRF)    0.5482     0.3247   0.4365
+//	hybrid vw 0.3   0.6230     0.3518   0.4874
+//	hybrid convex   0.6687     0.3615   0.5151
+//
+// The hash embedder is lexical, so fusing it with BM25 does not pay on
+// average. A semantic embedder earns hybrid.
+func DefaultMode(m embed.ModelInfo) store.Mode {
+	if m.Provider == "hash" {
+		return store.ModeKeyword
+	}
+	return store.ModeHybrid
+}
+
+// AskMode is the retrieval mode of answers when nothing says otherwise:
+// hybrid, whatever the embedder. Questions are short and worded unlike the
+// text that answers them, and the offline hash embedder's word pieces catch
+// what BM25 alone misses ("remove" for "removes", "notifications" for
+// "notify"). Measured on the PostgreSQL manual with 20 questions whose
+// answering page is known (extractive answers, ten passages), counting
+// answers that cite that page:
+//
+//	keyword  10/20
+//	hybrid   14/20
+//
+// Search keeps DefaultMode, measured on retrieval benchmarks.
+const AskMode = store.ModeHybrid
+
+// Modes lists the modes a caller may ask for, "auto" included.
+var Modes = []string{"auto", string(store.ModeKeyword), string(store.ModeVector), string(store.ModeHybrid)}
+
+// Resolved is a requested mode made concrete.
+type Resolved struct {
+	// Mode is keyword, vector or hybrid.
+	Mode store.Mode
+	// Triggers is set when the request was "auto" for a search: the
+	// knowledge hierarchy's triggers are tried first (hierarchy.TriggerSearch).
+	Triggers bool
+}
+
+// ResolveMode is the one rule that turns a requested mode into the mode
+// run. requested is what the caller sent ("" when nothing), configured the
+// knowledge base's search.mode ("" when unset). Empty falls back to
+// configured; "auto" or nothing is DefaultMode for a search and AskMode
+// for an answer, and "auto" also tries the hierarchy's triggers first. Anything else is an error
+// that names the choices.
+func ResolveMode(requested, configured string, m embed.ModelInfo, ask bool) (Resolved, error) {
+	mode := requested
+	if mode == "" {
+		mode = configured
+	}
+	switch mode {
+	case string(store.ModeKeyword), string(store.ModeVector), string(store.ModeHybrid):
+		return Resolved{Mode: store.Mode(mode)}, nil
+	case "auto", "":
+		if ask {
+			return Resolved{Mode: AskMode}, nil
+		}
+		return Resolved{Mode: DefaultMode(m), Triggers: mode == "auto"}, nil
+	}
+	return Resolved{}, fmt.Errorf("%w: mode %q: use auto, keyword, vector or hybrid", store.ErrInvalidRequest, mode)
+}

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+
+	"github.com/quarry-rag/quarry/embed"
+)
+
+// The optional capabilities below are named so their callers (ingestion,
+// the health audit, the knowledge base) ask the Store for them instead of
+// asserting anonymous interfaces on the backend.
+
+// Checkpointer is implemented by backends that keep derived state beside
+// their source of truth (the embedded store's indexes) and can write it
+// down now, so the next open replays nothing.
+type Checkpointer interface {
+	Checkpoint(ctx context.Context) error
+}
+
+// Analyzer is implemented by backends whose planner wants fresh statistics
+// after a large write (PostgreSQL's ANALYZE).
+type Analyzer interface {
+	Analyze(ctx context.Context) error
+}
+
+// EmbeddingCacher is implemented by backends that keep embeddings by
+// content hash and model, so unchanged text is never embedded twice.
+type EmbeddingCacher interface {
+	EmbeddingCache() embed.Cache
+}
+
+// Installer is implemented by backends that create their schema,
+// extensions and indexes in a step of its own (`quarry setup`), run with
+// an administrator's rights so the runtime needs only DML grants.
+type Installer interface {
+	Setup(ctx context.Context) error
+}
+
+// Checkpoint writes the backend's derived state down when it keeps any;
+// a backend without it has nothing to do.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	if c, ok := s.b.(Checkpointer); ok {
+		return c.Checkpoint(ctx)
+	}
+	return nil
+}
+
+// Analyze refreshes the backend's planner statistics when it keeps any.
+func (s *Store) Analyze(ctx context.Context) error {
+	if a, ok := s.b.(Analyzer); ok {
+		return a.Analyze(ctx)
+	}
+	return nil
+}
+
+// EmbeddingCache returns the backend's embedding cache; false when it has
+// none.
+func (s *Store) EmbeddingCache() (embed.Cache, bool) {
+	if c, ok := s.b.(EmbeddingCacher); ok {
+		return c.EmbeddingCache(), true
+	}
+	return nil, false
+}
+
+// Setup runs the backend's installation step; false when it has none.
+func (s *Store) Setup(ctx context.Context) (bool, error) {
+	if i, ok := s.b.(Installer); ok {
+		return true, i.Setup(ctx)
+	}
+	return false, nil
+}
+
+// IndexMaintainer returns the backend's index maintenance; false when it
+// has none.
+func (s *Store) IndexMaintainer() (IndexMaintainer, bool) {
+	im, ok := s.b.(IndexMaintainer)
+	return im, ok
+}
