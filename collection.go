@@ -147,12 +147,26 @@ func (c *Collection) DeleteSource(ctx context.Context, source string) (int, erro
 
 // Count counts the passages matching f (nil for all).
 func (c *Collection) Count(ctx context.Context, f filter.Expr) (int, error) {
-	return c.c.Count(ctx, f)
+	sc, err := c.Store(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return sc.Count(ctx, f)
 }
 
-// Tree is the collection's knowledge hierarchy.
+// Hierarchy is the collection's knowledge hierarchy (store.ErrUnsupported
+// for a store that keeps none).
+func (c *Collection) Hierarchy(ctx context.Context) (*hierarchy.Hierarchy, error) {
+	sc, err := c.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return hierarchy.Open(sc)
+}
+
+// Tree is the collection's knowledge hierarchy as a tree.
 func (c *Collection) Tree(ctx context.Context) (*hierarchy.TreeNode, error) {
-	h, err := hierarchy.Open(c.c)
+	h, err := c.Hierarchy(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +175,7 @@ func (c *Collection) Tree(ctx context.Context) (*hierarchy.TreeNode, error) {
 
 // Health audits the collection's knowledge hierarchy and indexes.
 func (c *Collection) Health(ctx context.Context) (*hierarchy.Report, error) {
-	h, err := hierarchy.Open(c.c)
+	h, err := c.Hierarchy(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -482,35 +482,36 @@ func (kb *KB) Loader() *load.Loader {
 // Collection is a collection bound to its knowledge base's embedder and
 // settings. Its methods act with the Developer scope.
 type Collection struct {
-	kb *KB
-	c  *store.Collection
+	kb   *KB
+	name string
 }
 
-// Collection opens an existing collection ("" for the default).
-func (kb *KB) Collection(ctx context.Context, name string) (*Collection, error) {
-	c, err := kb.open(ctx, name, false)
-	if err != nil {
-		return nil, err
-	}
-	return &Collection{kb: kb, c: c}, nil
+// Collection is the collection name names ("" for the default). Nothing is
+// read yet: a missing collection is an error at its first search, and is
+// created by its first ingestion.
+func (kb *KB) Collection(name string) *Collection {
+	return &Collection{kb: kb, name: kb.name(name)}
 }
 
-// EnsureCollection opens a collection, creating it with schema (nil for
-// none) when it is missing. A schema given for an existing collection must
-// be the one it has.
+// EnsureCollection creates a collection with schema (nil for none) when
+// it is missing. A schema given for an existing collection must be the
+// one it has (store.ErrSchemaMismatch otherwise), and its embedder must be
+// the knowledge base's.
 func (kb *KB) EnsureCollection(ctx context.Context, name string, schema *document.Schema) (*Collection, error) {
 	c, err := kb.ensure(ctx, name, schema)
 	if err != nil {
 		return nil, err
 	}
-	return &Collection{kb: kb, c: c}, nil
+	return &Collection{kb: kb, name: c.Name()}, nil
 }
 
 // Name is the collection's name.
-func (c *Collection) Name() string { return c.c.Name() }
+func (c *Collection) Name() string { return c.name }
 
-// Store is the collection in its store.
-func (c *Collection) Store() *store.Collection { return c.c }
+// Store opens the collection in its store; it must exist.
+func (c *Collection) Store(ctx context.Context) (*store.Collection, error) {
+	return c.kb.open(ctx, c.name, false)
+}
 
 // KB is the knowledge base the collection belongs to.
 func (c *Collection) KB() *KB { return c.kb }
@@ -520,6 +521,14 @@ func (kb *KB) name(name string) string {
 		return kb.cfg.Collection
 	}
 	return name
+}
+
+// StoreCollection opens a collection in the store ("" for the default);
+// with create, a missing one is created with the knowledge base's
+// embedder, and an existing one must have been built with it. Commands
+// that work on the store itself (eval, migrate, the hierarchy) use it.
+func (kb *KB) StoreCollection(ctx context.Context, name string, create bool) (*store.Collection, error) {
+	return kb.open(ctx, name, create)
 }
 
 // open opens a collection by name; with create, a missing one is created

@@ -165,14 +165,14 @@ func (s *Server) hierarchy(ctx context.Context, req *sdk.CallToolRequest, coll s
 	if !sc.Allows(name) {
 		return nil, sc, fmt.Errorf("collection %q is not open to this client (allowed: %s)", name, strings.Join(sc.Collections, ", "))
 	}
-	c, err := s.kb.Collection(ctx, name)
+	c, err := s.kb.StoreCollection(ctx, name, false)
 	if err != nil {
 		return nil, sc, err
 	}
-	if err := s.kb.CheckModel(c.Store()); err != nil {
+	if err := s.kb.CheckModel(c); err != nil {
 		return nil, sc, err
 	}
-	h, err := hierarchy.Open(c.Store())
+	h, err := hierarchy.Open(c)
 	if err != nil {
 		return nil, sc, err
 	}

@@ -425,13 +425,16 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if err != nil {
 		return nil, out, err
 	}
-	co, err := s.kb.EnsureCollection(ctx, in.Collection, nil)
+	name := in.Collection
+	if name == "" {
+		name = s.kb.DefaultCollection()
+	}
+	if !sc.Allows(name) {
+		return nil, out, fmt.Errorf("collection %q is not open to this client", name)
+	}
+	c, err := s.kb.StoreCollection(ctx, name, true)
 	if err != nil {
 		return nil, out, err
-	}
-	c := co.Store()
-	if !sc.Allows(c.Name()) {
-		return nil, out, fmt.Errorf("collection %q is not open to this client", c.Name())
 	}
 	opt := s.cfg.IngestOptions(c)
 	opt.Collection = c

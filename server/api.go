@@ -288,27 +288,19 @@ func (s *Server) scope(p *principal) quarry.Scope {
 // collection opens a collection the caller may use, built with the
 // server's embedder; with create, a missing one is created.
 func (s *Server) collection(ctx context.Context, p *principal, name string, create bool) (*store.Collection, error) {
-	var (
-		c   *quarry.Collection
-		err error
-	)
-	if create {
-		c, err = s.kb.EnsureCollection(ctx, name, nil)
-	} else {
-		c, err = s.kb.Collection(ctx, name)
-	}
+	c, err := s.kb.StoreCollection(ctx, name, create)
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	if err := s.kb.CheckModel(c.Store()); err != nil {
+	if err := s.kb.CheckModel(c); err != nil {
 		return nil, fromLibrary(err)
 	}
 	if p.scope != nil {
-		if err := filter.Validate(p.scope, c.Store().Config().Schema); err != nil {
+		if err := filter.Validate(p.scope, c.Config().Schema); err != nil {
 			return nil, apiError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("this key's scope cannot apply to collection %q: %v", name, err))
 		}
 	}
-	return c.Store(), nil
+	return c, nil
 }
 
 // requestFilter parses a request's filter in any syntax; nil when there is

@@ -50,24 +50,21 @@ func cliErr(err error) error {
 }
 
 // collection opens the configured collection of k, checked against its
-// embedder; with ensure it is created when missing.
+// embedder; with ensure it is created (with schema) when missing.
 func collection(ctx context.Context, k *quarry.KB, ensure bool, schema *document.Schema) (*store.Collection, error) {
-	var (
-		c   *quarry.Collection
-		err error
-	)
-	if ensure {
-		c, err = k.EnsureCollection(ctx, "", schema)
-	} else {
-		c, err = k.Collection(ctx, "")
+	if ensure && schema != nil {
+		if _, err := k.EnsureCollection(ctx, "", schema); err != nil {
+			return nil, err
+		}
 	}
+	c, err := k.StoreCollection(ctx, "", ensure)
 	if err != nil {
 		return nil, err
 	}
-	if err := k.CheckModel(c.Store()); err != nil {
+	if err := k.CheckModel(c); err != nil {
 		return nil, err
 	}
-	return c.Store(), nil
+	return c, nil
 }
 
 // scratch points f at a new temporary knowledge base unless --kb was given,

@@ -62,12 +62,7 @@ func openHierarchy(ctx context.Context, f *kbFlags) (*quarry.KB, *hierarchy.Hier
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := k.Collection(ctx, "")
-	if err != nil {
-		k.Close()
-		return nil, nil, err
-	}
-	h, err := hierarchy.Open(c.Store())
+	h, err := k.Collection("").Hierarchy(ctx)
 	if err != nil {
 		k.Close()
 		return nil, nil, err
