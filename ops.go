@@ -215,7 +215,7 @@ func (kb *KB) Search(ctx context.Context, sc Scope, req SearchRequest) (*SearchR
 	}
 	mode, err := retrieve.ResolveMode(req.Mode, kb.cfg.Search.Mode, kb.emb.Model(), false)
 	if err != nil {
-		return nil, err
+		return nil, invalid(err)
 	}
 	c, err := kb.collection(ctx, sc, req.Collection, false)
 	if err != nil {
@@ -368,7 +368,7 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 	}
 	mode, err := retrieve.ResolveMode(req.Mode, kb.cfg.Search.Mode, kb.emb.Model(), true)
 	if err != nil {
-		return nil, err
+		return nil, invalid(err)
 	}
 	c, err := kb.collection(ctx, sc, req.Collection, false)
 	if err != nil {
@@ -421,7 +421,7 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 			return nil, invalid(errors.New("the answer schema is not JSON"))
 		}
 		if pipe.Model == nil {
-			return nil, fmt.Errorf("%w: a structured answer: %w: set llm in config.toml, QUARRY_LLM or --model", ErrInvalid, rag.ErrNeedsModel)
+			return nil, invalid(fmt.Errorf("a structured answer: %w: set llm in config.toml, QUARRY_LLM or --model", rag.ErrNeedsModel))
 		}
 		r.Schema = &llm.Schema{Schema: req.Schema}
 	}
@@ -523,7 +523,7 @@ type DeleteRequest struct {
 // ErrNothingSelected is returned by Delete for a request with neither a
 // source nor a filter: deleting everything is not offered (drop the
 // collection instead).
-var ErrNothingSelected = fmt.Errorf("%w: give a source or a filter: deleting everything is not offered (delete the collection instead)", ErrInvalid)
+var ErrNothingSelected = invalid(errors.New("give a source or a filter: deleting everything is not offered (delete the collection instead)"))
 
 // Delete deletes the selected passages the scope reaches and returns how
 // many went.

@@ -61,8 +61,16 @@ func invalid(err error) error {
 	if err == nil || errors.Is(err, ErrInvalid) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrInvalid, err)
+	return invalidError{err}
 }
+
+// invalidError is ErrInvalid with its own message: people read what is
+// wrong, programs test errors.Is(err, ErrInvalid).
+type invalidError struct{ err error }
+
+func (e invalidError) Error() string        { return e.err.Error() }
+func (e invalidError) Unwrap() error        { return e.err }
+func (e invalidError) Is(target error) bool { return target == ErrInvalid }
 
 // KB is an open knowledge base: its settings, store, embedder and chat
 // model. It is safe for concurrent use; Close releases the store.
@@ -345,7 +353,7 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 		cfg.Search.TopK = o.topK
 	}
 	if _, err := retrieve.ResolveMode(cfg.Search.Mode, "", embed.ModelInfo{}, false); err != nil {
-		return nil, fmt.Errorf("search.mode: %w", err)
+		return nil, invalid(fmt.Errorf("search.mode: %w", err))
 	}
 	kb := &KB{dir: dir, cfg: cfg, store: s, post: o.post, transforms: o.transforms, web: o.web,
 		sourceTimeout: o.sourceTimeout, log: o.log, hooks: o.hooks}
@@ -571,8 +579,11 @@ func (kb *KB) ensure(ctx context.Context, name string, schema *document.Schema) 
 func (kb *KB) CheckModel(c *store.Collection) error {
 	if m := c.Config().Model; m != kb.emb.Model() {
 		where := "the embedder setting"
-		if kb.dir != "" {
-			where = "embedder in " + filepath.Join(kb.dir, config.FileName) + " (or QUARRY_EMBEDDER)"
+		switch o := kb.cfg.Origin("embedder"); {
+		case strings.HasPrefix(o, "QUARRY_"):
+			where = "the environment variable " + o
+		case o != "":
+			where = "embedder in " + o
 		}
 		return fmt.Errorf("%w: collection %q was built with %s but this knowledge base embeds with %s: set %s back, or ingest into a new collection",
 			store.ErrModelMismatch, c.Name(), m, kb.emb.Model(), where)

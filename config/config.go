@@ -45,6 +45,28 @@ type Config struct {
 	Chunking Chunking `koanf:"chunking"`
 	Search   Search   `koanf:"search"`
 	Ingest   Ingest   `koanf:"ingest"`
+
+	// origins maps a setting ("search.mode") to where its value came
+	// from: the environment variable or the file. Defaults have none.
+	origins map[string]string
+}
+
+// Origin says where a setting's value came from, for messages that tell
+// people what to change: the environment variable that set it
+// ("QUARRY_EMBEDDER"), the config.toml that did, or "" for the default.
+func (c Config) Origin(key string) string { return c.origins[key] }
+
+// settingError is an invalid setting, named by its key.
+type settingError struct {
+	key string
+	err error
+}
+
+func (e *settingError) Error() string { return e.err.Error() }
+func (e *settingError) Unwrap() error { return e.err }
+
+func invalidSetting(key, format string, args ...any) error {
+	return &settingError{key: key, err: fmt.Errorf(format, args...)}
 }
 
 // Chunking configures splitting.
@@ -101,10 +123,17 @@ func Load(dir string, environ func() []string) (Config, error) {
 	if err := k.Load(confmap.Provider(toMap(def), "."), nil); err != nil {
 		return Config{}, fmt.Errorf("config defaults: %w", err)
 	}
+	origins := map[string]string{}
 	path := filepath.Join(dir, FileName)
 	if _, err := os.Stat(path); err == nil {
 		if err := k.Load(file.Provider(path), toml.Parser()); err != nil {
 			return Config{}, fmt.Errorf("read %s: %w", path, err)
+		}
+		kf := koanf.New(".")
+		if err := kf.Load(file.Provider(path), toml.Parser()); err == nil {
+			for _, key := range kf.Keys() {
+				origins[key] = path
+			}
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return Config{}, fmt.Errorf("read %s: %w", path, err)
@@ -113,9 +142,15 @@ func Load(dir string, environ func() []string) (Config, error) {
 		environ = os.Environ
 	}
 	envp := env.Provider(".", env.Opt{
-		Prefix:        "QUARRY_",
-		EnvironFunc:   environ,
-		TransformFunc: envKey,
+		Prefix:      "QUARRY_",
+		EnvironFunc: environ,
+		TransformFunc: func(k, v string) (string, any) {
+			key, val := envKey(k, v)
+			if key != "" {
+				origins[key] = k
+			}
+			return key, val
+		},
 	})
 	if err := k.Load(envp, nil); err != nil {
 		return Config{}, fmt.Errorf("config environment: %w", err)
@@ -130,7 +165,14 @@ func Load(dir string, environ func() []string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
+	if len(origins) > 0 {
+		c.origins = origins
+	}
 	if err := c.Check(); err != nil {
+		var se *settingError
+		if errors.As(err, &se) && strings.HasPrefix(origins[se.key], "QUARRY_") {
+			return Config{}, fmt.Errorf("environment variable %s: %w", origins[se.key], err)
+		}
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
@@ -158,18 +200,18 @@ func (c Config) Check() error {
 	switch c.Chunking.Splitter {
 	case "auto", "recursive", "markdown", "code", "sentence", "delimiter":
 	default:
-		return fmt.Errorf("chunking.splitter %q: use auto, recursive, markdown, code, sentence or delimiter", c.Chunking.Splitter)
+		return invalidSetting("chunking.splitter", "chunking.splitter %q: use auto, recursive, markdown, code, sentence or delimiter", c.Chunking.Splitter)
 	}
 	if c.Chunking.MaxTokens <= 0 || c.Chunking.OverlapTokens < 0 || c.Chunking.OverlapTokens >= c.Chunking.MaxTokens {
 		return fmt.Errorf("chunking: max_tokens must be positive and overlap_tokens in [0, max_tokens), got %d and %d", c.Chunking.MaxTokens, c.Chunking.OverlapTokens)
 	}
 	switch c.Search.Mode {
-	case "", "vector", "keyword", "hybrid":
+	case "", "auto", "vector", "keyword", "hybrid":
 	default:
-		return fmt.Errorf("search.mode %q: use vector, keyword or hybrid", c.Search.Mode)
+		return invalidSetting("search.mode", "search.mode %q: use auto, vector, keyword or hybrid", c.Search.Mode)
 	}
 	if c.Search.TopK <= 0 {
-		return fmt.Errorf("search.top_k must be positive, got %d", c.Search.TopK)
+		return invalidSetting("search.top_k", "search.top_k must be positive, got %d", c.Search.TopK)
 	}
 	if c.Ingest.BatchSize <= 0 || c.Ingest.MaxFileSize <= 0 {
 		return fmt.Errorf("ingest: batch_size and max_file_size must be positive")

@@ -33,6 +33,20 @@ func TestLoadPrecedence(t *testing.T) {
 	if c.Chunking != Defaults().Chunking {
 		t.Errorf("untouched section changed: %+v", c.Chunking)
 	}
+	path := filepath.Join(dir, FileName)
+	for key, want := range map[string]string{"search.top_k": "QUARRY_SEARCH_TOP_K", "embedder": path, "search.mode": path, "chunking.max_tokens": ""} {
+		if got := c.Origin(key); got != want {
+			t.Errorf("Origin(%q) = %q, want %q", key, got, want)
+		}
+	}
+	// An invalid setting names where it came from.
+	if _, err := Load(dir, environ("QUARRY_SEARCH_MODE=semantic")); err == nil || !strings.Contains(err.Error(), "environment variable QUARRY_SEARCH_MODE") || strings.Contains(err.Error(), FileName) {
+		t.Errorf("a bad variable: %v", err)
+	}
+	os.WriteFile(path, []byte("[search]\nmode = \"semantic\"\n"), 0o644)
+	if _, err := Load(dir, environ()); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("a bad file setting: %v", err)
+	}
 }
 
 func TestLoadRejects(t *testing.T) {
@@ -67,6 +81,7 @@ func TestTemplateLoadsAsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.origins = nil // every setting is the file's
 	if !reflect.DeepEqual(c, Defaults()) {
 		t.Errorf("template loads as %+v", c)
 	}

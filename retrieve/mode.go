@@ -73,5 +73,5 @@ func ResolveMode(requested, configured string, m embed.ModelInfo, ask bool) (Res
 		}
 		return Resolved{Mode: DefaultMode(m), Triggers: mode == "auto"}, nil
 	}
-	return Resolved{}, fmt.Errorf("%w: mode %q: use auto, keyword, vector or hybrid", store.ErrInvalidRequest, mode)
+	return Resolved{}, fmt.Errorf("mode %q: use auto, keyword, vector or hybrid", mode)
 }

@@ -24,6 +24,7 @@ func newInitCmd(stdio IO) *cobra.Command {
 		f          kbFlags
 		embedder   string
 		schemaPath string
+		asJSON     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -71,11 +72,15 @@ metadata fields it declares — which fields exist, their types, which can be fi
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return writeJSON(stdio, map[string]any{"kb": dir, "collection": c.Name(), "model": c.Config().Model, "schema": c.Config().Schema})
+			}
 			fmt.Fprintf(stdio.Out, "knowledge base %s: collection %q with %s\n", dir, c.Name(), c.Config().Model)
 			return nil
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the knowledge base, collection and model as JSON")
 	cmd.Flags().StringVar(&embedder, "embedder", "", "embedder for new collections: hash (offline, default), hash:DIM")
 	cmd.Flags().StringVar(&schemaPath, "schema", "", "collection schema (JSON) declaring metadata fields")
 	return cmd

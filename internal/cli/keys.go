@@ -22,6 +22,8 @@ collections it reaches (all by default) and optionally a filter merged by AND in
 search, answer and delete it makes. Keys are stored hashed in the knowledge base's
 keys.json; a running server sees changes within a second.`,
 	}
+	var asJSON bool
+	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print results as JSON")
 	cmd.PersistentFlags().StringVar(&kbDir, "kb", "", "knowledge base directory (default: ./.quarry, found upward; or $QUARRY_KB)")
 	open := func() (*keys.File, error) {
 		dir := kbDir
@@ -62,6 +64,9 @@ keys.json; a running server sees changes within a second.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			if asJSON {
+				return writeJSON(stdio, map[string]any{"id": k.ID, "name": k.Name, "permission": k.Permission, "token": token})
+			}
 			fmt.Fprintf(stdio.Err, "Created key %s (%s). It is shown once; store it now:\n", k.ID, k.Permission)
 			fmt.Fprintln(stdio.Out, token)
 			return nil
@@ -85,6 +90,12 @@ keys.json; a running server sees changes within a second.`,
 			keys, err := kf.List()
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				for i := range keys {
+					keys[i].Hash = "" // a key's hash is the file's, not for output
+				}
+				return writeJSON(stdio, keys)
 			}
 			if len(keys) == 0 {
 				fmt.Fprintln(stdio.Err, "No keys: quarry serve listens on loopback only.")
@@ -117,6 +128,9 @@ keys.json; a running server sees changes within a second.`,
 			}
 			if err := kf.Revoke(args[0]); err != nil {
 				return usageErr(err)
+			}
+			if asJSON {
+				return writeJSON(stdio, map[string]any{"id": args[0], "revoked": true})
 			}
 			fmt.Fprintf(stdio.Err, "Revoked key %s.\n", args[0])
 			return nil
