@@ -26,6 +26,7 @@ func (kb *KB) IngestOptions(c *store.Collection) ingest.Options {
 		Embedder:   kb.emb,
 		Loader:     kb.Loader(),
 		Chunking:   split.RecursiveConfig{MaxTokens: ch.MaxTokens, OverlapTokens: ch.OverlapTokens, NoOverlap: ch.OverlapTokens == 0},
+		Splitter:   ch.Splitter,
 		BatchSize:  kb.cfg.Ingest.BatchSize,
 		Select:     load.Selection{Include: kb.cfg.Ingest.Include, Exclude: kb.cfg.Ingest.Exclude},
 		Logger:     kb.log,

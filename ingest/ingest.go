@@ -47,6 +47,10 @@ type Options struct {
 	// Chunking sets the token budget of the splitters (zero: the
 	// defaults, 512 tokens with 64 overlap).
 	Chunking split.RecursiveConfig
+	// Splitter names the splitter (chunking.splitter): "auto" or "" picks
+	// one by kind (SplitterFor); recursive, markdown, code, sentence or
+	// delimiter cut every file.
+	Splitter string
 	// Metadata is added to every chunk (--meta k=v); chunk metadata from
 	// the reader wins on a clash.
 	Metadata map[string]any
@@ -130,7 +134,7 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	splitters, err := newSplitters(opt.Chunking)
+	splitter, err := NewSplitter(opt.Splitter, opt.Chunking)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +143,7 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("ingest metadata: %w", err)
 		}
 	}
-	r := &run{opt: opt, splitters: splitters, start: time.Now(), rep: &Report{}}
+	r := &run{opt: opt, splitter: splitter, start: time.Now(), rep: &Report{}}
 	r.fingerprint, err = fingerprint(opt)
 	if err != nil {
 		return nil, err
@@ -273,7 +277,7 @@ func (r *run) finishJob(err error) {
 // run is the state of one ingestion.
 type run struct {
 	opt         Options
-	splitters   *splitters
+	splitter    split.Splitter
 	fingerprint string
 	known       map[document.Source]string // source → recorded hash
 	seen        map[document.Source]bool
@@ -444,7 +448,7 @@ func (r *run) prepare(res load.Result) prepared {
 		return p
 	}
 	p.hash = sourceHash(res.Hash, r.fingerprint) // unchanged sources never get here (ReadIf)
-	chunks, err := split.SplitAll(r.splitters.forKind(res.Kind), res.Docs)
+	chunks, err := split.SplitAll(SplitterFor(r.splitter, res.Kind), res.Docs)
 	if err != nil {
 		p.err = fmt.Errorf("%s: split: %w", res.Path, err)
 		return p
@@ -612,11 +616,21 @@ func fingerprint(opt Options) (string, error) {
 		Chunking split.RecursiveConfig
 		Meta     []string
 		Version  int
-	}{opt.Embedder.Model(), split.RecursiveConfig{MaxTokens: opt.Chunking.MaxTokens, OverlapTokens: opt.Chunking.OverlapTokens, NoOverlap: opt.Chunking.NoOverlap}, metaPairs(opt.Metadata), pipelineVersion})
+		// Splitter is empty for auto, so sources ingested before the
+		// setting was honoured keep their hashes.
+		Splitter string `json:",omitempty"`
+	}{opt.Embedder.Model(), split.RecursiveConfig{MaxTokens: opt.Chunking.MaxTokens, OverlapTokens: opt.Chunking.OverlapTokens, NoOverlap: opt.Chunking.NoOverlap}, metaPairs(opt.Metadata), pipelineVersion, splitterName(opt.Splitter)})
 	if err != nil {
 		return "", fmt.Errorf("ingest settings: %w", err)
 	}
 	return string(b), nil
+}
+
+func splitterName(s string) string {
+	if s == "auto" {
+		return ""
+	}
+	return s
 }
 
 // pipelineVersion changes when reading or splitting changes in a way that

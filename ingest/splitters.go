@@ -7,40 +7,47 @@ import (
 	"github.com/quarry-rag/quarry/split"
 )
 
-// splitters are the `auto` choices of SEMANTICS §3, sharing one tokenizer:
-// Markdown, HTML (already converted to Markdown) and DOCX by headings; code
-// by declarations; everything else, PDF pages included, recursively.
-type splitters struct {
-	markdown  *split.Markdown
-	code      *split.Code
-	recursive *split.Recursive
+// NewSplitter builds the splitter the chunking settings name: "auto" (or
+// "") chooses by kind (SplitterFor), any other of split.Names() cuts every
+// file. The token budget applies to the splitters that take one (auto,
+// recursive, markdown); delimiter, sentence and code keep their defaults.
+func NewSplitter(name string, budget split.RecursiveConfig) (split.Splitter, error) {
+	if name == "" {
+		name = "auto"
+	}
+	var s split.Settings
+	switch name {
+	case "auto", "recursive", "markdown":
+		if budget.MaxTokens > 0 {
+			s.MaxTokens = &budget.MaxTokens
+		}
+		if budget.OverlapTokens > 0 || budget.NoOverlap {
+			s.OverlapTokens = &budget.OverlapTokens
+		}
+	}
+	sp, err := split.New(name, s)
+	if err != nil {
+		return nil, fmt.Errorf("chunking: %w", err)
+	}
+	return sp, nil
 }
 
-func newSplitters(cfg split.RecursiveConfig) (*splitters, error) {
-	if cfg.Tokenizer == nil {
-		cfg.Tokenizer = new(split.Tokenizer)
+// SplitterFor is the splitter a file of kind k is cut with: with the
+// automatic splitter, the choice of SEMANTICS §3 by the kind the loader
+// found (Markdown, HTML converted to Markdown and DOCX by headings; code by
+// declarations; everything else, PDF pages included, recursively); any
+// other splitter cuts every kind. Ingestion and `quarry chunk` both use it,
+// so the preview is what ingestion runs.
+func SplitterFor(s split.Splitter, k load.Kind) split.Splitter {
+	a, ok := s.(*split.Auto)
+	if !ok {
+		return s
 	}
-	rec, err := split.NewRecursive(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("ingest chunking: %w", err)
-	}
-	md, err := split.NewMarkdown(split.MarkdownConfig{Budget: cfg})
-	if err != nil {
-		return nil, fmt.Errorf("ingest chunking: %w", err)
-	}
-	code, err := split.NewCode(split.CodeConfig{})
-	if err != nil {
-		return nil, fmt.Errorf("ingest chunking: %w", err)
-	}
-	return &splitters{markdown: md, code: code, recursive: rec}, nil
-}
-
-func (s *splitters) forKind(k load.Kind) split.Splitter {
 	switch k {
 	case load.KindMarkdown, load.KindHTML, load.KindDOCX:
-		return s.markdown
+		return a.ForKind(split.KindMarkdown)
 	case load.KindCode:
-		return s.code
+		return a.ForKind(split.KindCode)
 	}
-	return s.recursive
+	return a.ForKind(split.KindText)
 }

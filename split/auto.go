@@ -88,8 +88,11 @@ func NewAuto(cfg AutoConfig) (*Auto, error) {
 }
 
 // For returns the splitter Auto uses for a file at p.
-func (a *Auto) For(p string) Splitter {
-	switch KindOf(p) {
+func (a *Auto) For(p string) Splitter { return a.ForKind(KindOf(p)) }
+
+// ForKind returns the splitter for text of kind k.
+func (a *Auto) ForKind(k Kind) Splitter {
+	switch k {
 	case KindMarkdown:
 		return a.markdown
 	case KindCode:

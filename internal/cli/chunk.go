@@ -18,6 +18,7 @@ import (
 
 	"github.com/quarry-rag/quarry/config"
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/split"
 )
@@ -228,32 +229,14 @@ func chunkCacheDir() string {
 	return cache
 }
 
-// Auto picks its splitter by file name; these names stand for the kinds
-// the loader found by content (SEMANTICS §3): Markdown, HTML and DOCX are
-// Markdown by then, PDF pages and everything else plain text.
-const (
-	autoMarkdown = "auto.md"
-	autoCode     = "auto.c"
-	autoText     = "auto.txt"
-)
-
-// splitResult cuts the documents of one file, numbering chunks across them
-// (the pages of a PDF). Chunks name the file by the path it was found at.
+// splitResult cuts the documents of one file with the splitter ingestion
+// uses for its kind (ingest.SplitterFor), numbering chunks across them (the
+// pages of a PDF). Chunks name the file by the path it was found at.
 func splitResult(s split.Splitter, r load.Result) ([]*document.Document, error) {
-	if a, ok := s.(*split.Auto); ok {
-		switch r.Kind {
-		case load.KindMarkdown, load.KindHTML, load.KindDOCX:
-			s = a.For(autoMarkdown)
-		case load.KindCode:
-			s = a.For(autoCode)
-		default:
-			s = a.For(autoText)
-		}
-	}
 	for _, d := range r.Docs {
 		d.Provenance.Source = filepath.ToSlash(r.Path)
 	}
-	chunks, err := split.SplitAll(s, r.Docs)
+	chunks, err := split.SplitAll(ingest.SplitterFor(s, r.Kind), r.Docs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.Path, err)
 	}
