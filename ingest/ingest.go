@@ -175,6 +175,11 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	}
 	r.emit(Event{Event: "start"})
 	err = r.walk(ctx, entries)
+	if err == nil {
+		// A run stopped while its workers were between files hands back
+		// no error of its own; it must not be recorded as done.
+		err = ctx.Err()
+	}
 	if err == nil && opt.Prune {
 		err = r.prune(ctx, states)
 	}

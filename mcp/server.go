@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -109,13 +108,8 @@ type Server struct {
 	mcp   *sdk.Server
 	log   *slog.Logger
 
-	// jobCtx is cancelled by Close to stop running ingestions.
-	jobCtx    context.Context
-	cancelJob context.CancelFunc
-
-	mu     sync.Mutex // guards closed and the wg.Add that must not race Close
-	closed bool
-	jobs   sync.WaitGroup
+	// jobs runs knowledge_ingest's ingestions; Close stops them.
+	jobs *ingest.Jobs
 }
 
 // New checks cfg and builds a Server with its tools registered.
@@ -144,7 +138,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "quarry", Title: "Quarry knowledge base", Version: version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: s.log})
-	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
+	s.jobs = ingest.NewJobs()
 	if err := s.addTools(); err != nil {
 		return nil, err
 	}
@@ -252,27 +246,4 @@ func keyScope(base Scope, k keys.Key) (Scope, error) {
 // Close cancels running ingestions and waits for them to stop. An
 // interrupted ingestion leaves each source at its old or its new version
 // and is recorded as failed, so running it again finishes it.
-func (s *Server) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.cancelJob()
-	s.jobs.Wait()
-	return nil
-}
-
-// goJob runs fn in a goroutine the Server owns, with a context Close
-// cancels; it fails once the Server is closed.
-func (s *Server) goJob(fn func(ctx context.Context)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errors.New("the server is shutting down")
-	}
-	s.jobs.Add(1)
-	go func() {
-		defer s.jobs.Done()
-		fn(s.jobCtx)
-	}()
-	return nil
-}
+func (s *Server) Close() error { return s.jobs.Close() }

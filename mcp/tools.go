@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -387,20 +386,6 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 
-// firstJob passes PutJob through and hands over the id of the first job
-// recorded, which is how an ingestion started in a goroutine reports its id.
-type firstJob struct {
-	store.JobStore
-	once sync.Once
-	id   chan string // buffered, 1
-}
-
-func (f *firstJob) PutJob(ctx context.Context, j store.Job) error {
-	err := f.JobStore.PutJob(ctx, j)
-	f.once.Do(func() { f.id <- j.ID })
-	return err
-}
-
 func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in IngestInput) (*sdk.CallToolResult, IngestOutput, error) {
 	var out IngestOutput
 	sc, err := s.scope(ctx, req)
@@ -438,8 +423,7 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	}
 	opt := s.cfg.IngestOptions(c)
 	opt.Collection = c
-	rec := &firstJob{JobStore: js, id: make(chan string, 1)}
-	opt.Jobs = rec
+	opt.Jobs = js
 	if len(in.Metadata) > 0 {
 		opt.Metadata = in.Metadata
 	}
@@ -450,38 +434,17 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if opt.JobParams, err = (ingest.Params{Roots: paths, Collection: c.Name(), Meta: opt.Metadata, Include: in.Include, Exclude: in.Exclude}).Marshal(); err != nil {
 		return nil, out, err
 	}
-	done := make(chan error, 1)
-	err = s.goJob(func(jctx context.Context) {
-		rep, err := ingest.Run(jctx, paths, opt)
+	st, err := s.jobs.Start(ctx, paths, opt, func(rep *ingest.Report, err error) {
 		if err != nil {
 			s.log.Warn("mcp: ingestion failed", "collection", c.Name(), "paths", paths, "err", err)
-		} else {
-			s.log.Info("mcp: ingestion done", "collection", c.Name(), "files", rep.Files, "chunks", rep.Chunks)
+			return
 		}
-		done <- err
-	})
+		s.log.Info("mcp: ingestion done", "collection", c.Name(), "files", rep.Files, "chunks", rep.Chunks)
+	}, nil)
 	if err != nil {
 		return nil, out, err
 	}
-	select {
-	case id := <-rec.id:
-		out = IngestOutput{JobID: id, State: store.JobRunning}
-	case err := <-done:
-		select {
-		case id := <-rec.id:
-			out = IngestOutput{JobID: id, State: store.JobDone}
-			if err != nil {
-				out.State = store.JobFailed
-			}
-		default:
-			if err == nil {
-				err = errors.New("the ingestion recorded no job")
-			}
-			return nil, out, fmt.Errorf("ingest: %w", err)
-		}
-	case <-ctx.Done():
-		return nil, out, ctx.Err()
-	}
+	out = IngestOutput{JobID: st.ID, State: st.State}
 	text := fmt.Sprintf("Ingestion job %s started into collection %q; follow it with %s.", out.JobID, c.Name(), ToolIngestStatus)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }

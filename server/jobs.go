@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -261,20 +260,6 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 	return &body[JobStarted]{Body: started}, nil
 }
 
-// firstJob passes PutJob through and hands over the id of the first job
-// recorded: how an ingestion started in a goroutine reports its id.
-type firstJob struct {
-	store.JobStore
-	once sync.Once
-	id   chan string // buffered, 1
-}
-
-func (f *firstJob) PutJob(ctx context.Context, j store.Job) error {
-	err := f.JobStore.PutJob(ctx, j)
-	f.once.Do(func() { f.id <- j.ID })
-	return err
-}
-
 // startJob runs an ingestion in a goroutine the server owns and returns
 // once the job is recorded; cleanup, for uploads, removes their files when
 // it ends.
@@ -296,8 +281,7 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 		// no path for them, so its audit does not report them missing.
 		opt.Finish = func(ctx context.Context, _ []load.Entry, rep *ingest.Report) error { return fin(ctx, nil, rep) }
 	}
-	rec := &firstJob{JobStore: js, id: make(chan string, 1)}
-	opt.Jobs = rec
+	opt.Jobs = js
 	if len(meta) > 0 {
 		opt.Metadata = meta
 	}
@@ -306,7 +290,7 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 		// Uploaded files were chosen by the caller, one by one.
 		opt.Select = load.Selection{}
 	}
-	if opt.JobParams, err = json.Marshal(ingest.Params{Roots: roots, Collection: c.Name(), Meta: opt.Metadata, Include: sel.Include, Exclude: sel.Exclude}); err != nil {
+	if opt.JobParams, err = (ingest.Params{Roots: roots, Collection: c.Name(), Meta: opt.Metadata, Include: sel.Include, Exclude: sel.Exclude}).Marshal(); err != nil {
 		cleanup()
 		return JobStarted{}, fromLibrary(err)
 	}
@@ -318,44 +302,27 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 			s.metrics.files.WithLabelValues("failed").Inc()
 		}
 	}
-	done := make(chan error, 1)
-	err = s.goJob(func(jctx context.Context) {
-		defer cleanup()
-		rep, err := stage(jctx, s, "ingest", func(ctx context.Context) (*ingest.Report, error) { return ingest.Run(ctx, roots, opt) })
+	ctx, span := s.tracer.Start(ctx, "ingest")
+	defer span.End()
+	begun := time.Now()
+	st, err := s.jobs.Start(ctx, roots, opt, func(rep *ingest.Report, err error) {
+		s.metrics.observeStage("ingest", time.Since(begun))
 		if err != nil {
 			s.metrics.jobs.WithLabelValues(store.JobFailed).Inc()
 			s.log.Warn("server: ingestion failed", "collection", c.Name(), "err", err)
-		} else {
-			s.metrics.jobs.WithLabelValues(store.JobDone).Inc()
-			s.metrics.chunks.Add(float64(rep.Chunks))
-			s.log.Info("server: ingestion done", "collection", c.Name(), "files", rep.Files, "chunks", rep.Chunks)
+			return
 		}
-		done <- err
-	})
+		s.metrics.jobs.WithLabelValues(store.JobDone).Inc()
+		s.metrics.chunks.Add(float64(rep.Chunks))
+		s.log.Info("server: ingestion done", "collection", c.Name(), "files", rep.Files, "chunks", rep.Chunks)
+	}, cleanup)
+	if errors.Is(err, ingest.ErrClosed) {
+		return JobStarted{}, apiError(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
+	}
 	if err != nil {
-		cleanup()
-		return JobStarted{}, err
+		return JobStarted{}, fromLibrary(err)
 	}
-	var out JobStarted
-	select {
-	case id := <-rec.id:
-		out = JobStarted{JobID: id, State: store.JobRunning}
-	case err := <-done:
-		select {
-		case id := <-rec.id:
-			out = JobStarted{JobID: id, State: store.JobDone}
-			if err != nil {
-				out.State = store.JobFailed
-			}
-		default:
-			if err == nil {
-				err = errors.New("the ingestion recorded no job")
-			}
-			return JobStarted{}, fromLibrary(fmt.Errorf("ingest: %w", err))
-		}
-	case <-ctx.Done():
-		return JobStarted{}, fromLibrary(ctx.Err())
-	}
+	out := JobStarted{JobID: st.ID, State: st.State}
 	if p.scope != nil { // only keys with a filter are limited to their own jobs
 		s.mu.Lock()
 		s.jobOwner[out.JobID] = p.keyID()
@@ -436,7 +403,7 @@ func (s *Server) jobEvents(ctx context.Context, in *jobPath) (iter.Seq[event], e
 			select {
 			case <-ctx.Done():
 				return
-			case <-s.jobCtx.Done():
+			case <-s.jobs.Done():
 				return
 			case <-time.After(jobPoll):
 			}

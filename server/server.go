@@ -113,12 +113,9 @@ type Server struct {
 	// guard admits requests by the keys' fail-closed rule (keys.Guard).
 	guard *keys.Guard
 
-	jobCtx    context.Context
-	cancelJob context.CancelFunc
-	mu        sync.Mutex // guards closed, jobOwner and the wg.Add that must not race Close
-	closed    bool
-	jobs      sync.WaitGroup
-	jobOwner  map[string]string // job id → key id, for jobs keys with a filter started here
+	jobs     *ingest.Jobs      // uploads and ingestions running in the background
+	mu       sync.Mutex        // guards jobOwner
+	jobOwner map[string]string // job id → key id, for jobs keys with a filter started here
 }
 
 // New checks cfg and builds the server's routes.
@@ -166,7 +163,7 @@ func New(cfg Config) (*Server, error) {
 	s.guard = keys.NewGuard(cfg.Keys, s.log)
 	s.metrics = newMetrics(cfg.KB.Store())
 	s.emb = &tracedEmbedder{Embedder: cfg.KB.Embedder(), s: s}
-	s.jobCtx, s.cancelJob = context.WithCancel(context.Background())
+	s.jobs = ingest.NewJobs()
 
 	mux := http.NewServeMux()
 	version := cfg.Version
@@ -202,29 +199,7 @@ func (s *Server) API() huma.API { return s.api }
 
 // Close cancels running ingestions and waits for them. An interrupted
 // ingestion leaves each source at its old or new version.
-func (s *Server) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.cancelJob()
-	s.jobs.Wait()
-	return nil
-}
-
-// goJob runs fn in a goroutine the server owns.
-func (s *Server) goJob(fn func(ctx context.Context)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
-	}
-	s.jobs.Add(1)
-	go func() {
-		defer s.jobs.Done()
-		fn(s.jobCtx)
-	}()
-	return nil
-}
+func (s *Server) Close() error { return s.jobs.Close() }
 
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
