@@ -566,6 +566,29 @@ type NewDocument struct {
 	Metadata map[string]any `json:"metadata,omitempty" jsonschema:"optional metadata: strings, numbers, booleans or lists of strings"`
 }
 
+// Documents turns texts given whole into documents, one passage each;
+// what names the list in errors ("documents[2]: text is empty").
+func Documents(what string, docs []NewDocument) ([]*document.Document, error) {
+	ds := make([]*document.Document, len(docs))
+	for i, nd := range docs {
+		if strings.TrimSpace(nd.Text) == "" {
+			return nil, invalid(fmt.Errorf("%s[%d]: text is empty", what, i))
+		}
+		d := document.New(nd.Text)
+		if nd.ID != "" {
+			d.ID = nd.ID
+		}
+		if nd.Source != "" {
+			d.SourceName = nd.Source
+		}
+		if err := d.AddMetadata(nd.Metadata); err != nil {
+			return nil, invalid(fmt.Errorf("%s[%d]: %w", what, i, err))
+		}
+		ds[i] = d
+	}
+	return ds, nil
+}
+
 // AddResult is what AddDocuments stored.
 type AddResult struct {
 	Collection string   `json:"collection"`
@@ -586,22 +609,9 @@ func (kb *KB) AddDocuments(ctx context.Context, sc Scope, collection string, doc
 	case len(docs) > MaxDocuments:
 		return nil, invalid(fmt.Errorf("at most %d documents per call, got %d", MaxDocuments, len(docs)))
 	}
-	ds := make([]*document.Document, len(docs))
-	for i, nd := range docs {
-		if strings.TrimSpace(nd.Text) == "" {
-			return nil, invalid(fmt.Errorf("documents[%d]: text is empty", i))
-		}
-		d := document.New(nd.Text)
-		if nd.ID != "" {
-			d.ID = nd.ID
-		}
-		if nd.Source != "" {
-			d.SourceName = nd.Source
-		}
-		if err := d.AddMetadata(nd.Metadata); err != nil {
-			return nil, invalid(fmt.Errorf("documents[%d]: %w", i, err))
-		}
-		ds[i] = d
+	ds, err := Documents("documents", docs)
+	if err != nil {
+		return nil, err
 	}
 	c, err := kb.collection(ctx, sc, collection, true)
 	if err != nil {

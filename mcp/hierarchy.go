@@ -9,7 +9,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/hierarchy"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/store"
@@ -366,22 +365,9 @@ func (s *Server) addChunks(ctx context.Context, req *sdk.CallToolRequest, in Add
 	}
 	ids := append([]string(nil), in.IDs...)
 	if len(in.Chunks) > 0 {
-		docs := make([]*document.Document, len(in.Chunks))
-		for i, nd := range in.Chunks {
-			if strings.TrimSpace(nd.Text) == "" {
-				return nil, out, fmt.Errorf("chunks[%d]: text is empty", i)
-			}
-			d := document.New(nd.Text)
-			if nd.ID != "" {
-				d.ID = nd.ID
-			}
-			if nd.Source != "" {
-				d.SourceName = nd.Source
-			}
-			if err := d.AddMetadata(nd.Metadata); err != nil {
-				return nil, out, fmt.Errorf("chunks[%d]: %w", i, err)
-			}
-			docs[i] = d
+		docs, err := quarry.Documents("chunks", in.Chunks)
+		if err != nil {
+			return nil, out, err
 		}
 		if err := ingest.Add(ctx, h.Collection(), s.kb.Embedder(), docs, sc.Filter); err != nil {
 			return nil, out, err
