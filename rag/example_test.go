@@ -13,7 +13,9 @@ import (
 // fixed is a retriever that always finds the same passages.
 type fixed []*document.Document
 
-func (f fixed) Retrieve(context.Context, retrieve.Request) ([]*document.Document, error) { return f, nil }
+func (f fixed) Retrieve(context.Context, retrieve.Request) ([]*document.Document, error) {
+	return f, nil
+}
 
 // A pipeline answers from whatever its retriever finds; with no chat
 // model the answer quotes the passages, each sentence cited.
