@@ -4,27 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry/eval"
-	"github.com/quarry-rag/quarry/store"
 )
-
-// evalConfigs are the configurations `--mode all` compares: the default-mode
-// rule is chosen among them (see DefaultMode).
-var evalConfigs = map[string]eval.Config{
-	"keyword":       {Name: "keyword", Mode: store.ModeKeyword},
-	"vector":        {Name: "vector", Mode: store.ModeVector},
-	"hybrid":        {Name: "hybrid", Mode: store.ModeHybrid},
-	"hybrid-vw0.3":  {Name: "hybrid-vw0.3", Mode: store.ModeHybrid, Fusion: store.Fusion{VectorWeight: 0.3}},
-	"hybrid-convex": {Name: "hybrid-convex", Mode: store.ModeHybrid, Fusion: store.Fusion{Method: store.FusionConvex, Alpha: 0.3}},
-}
-
-var evalOrder = []string{"keyword", "vector", "hybrid", "hybrid-vw0.3", "hybrid-convex"}
 
 type evalReport struct {
 	Dataset string             `json:"dataset"`
@@ -113,19 +99,9 @@ post-processing configurations side by side; --report writes a self-contained HT
 				gs = append(gs, gg)
 				ms = appendMetric(ms, gg.Metric)
 			}
-			var cfgs []eval.Config
-			for _, m := range modes {
-				if m == "all" {
-					for _, n := range evalOrder {
-						cfgs = append(cfgs, evalConfigs[n])
-					}
-					continue
-				}
-				c, ok := evalConfigs[m]
-				if !ok {
-					return usageErr(fmt.Errorf("eval: unknown mode %q (use %s or all)", m, strings.Join(evalOrder, ", ")))
-				}
-				cfgs = append(cfgs, c)
+			cfgs, err := eval.ParseConfigs(modes)
+			if err != nil {
+				return usageErr(err)
 			}
 			ds, err := eval.LoadBEIR(beir)
 			if err != nil {

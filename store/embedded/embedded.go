@@ -88,9 +88,17 @@ type Backend struct {
 	r   *sql.DB // readers
 	log *slog.Logger
 
-	mu     sync.Mutex // guards colls and closed
+	mu     sync.Mutex // guards colls, loading and closed
 	colls  map[string]*coll
 	closed bool
+	// loading holds the collections being loaded: a first open replays
+	// rows without holding mu, so it never blocks the other collections,
+	// and callers of the same one wait for that one load.
+	loading map[string]*load
+	loads   sync.WaitGroup // the loads in progress, which Close waits for
+	// beforeLoad, when set, runs as a collection's load begins (tests hold
+	// a load there).
+	beforeLoad func(name string)
 
 	ckptRows int
 	ckptAge  time.Duration
@@ -118,7 +126,7 @@ func Open(ctx context.Context, dir string, opt Options) (*Backend, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Backend{dir: dir, w: w, r: r, log: log, colls: map[string]*coll{},
+	b := &Backend{dir: dir, w: w, r: r, log: log, colls: map[string]*coll{}, loading: map[string]*load{},
 		ckptRows: opt.CheckpointRows, ckptAge: opt.CheckpointAge, stop: make(chan struct{}), stopped: make(chan struct{})}
 	if b.ckptRows == 0 {
 		b.ckptRows = DefaultCheckpointRows
@@ -171,12 +179,59 @@ func (b *Backend) Dialect() string { return "" }
 // use: from a valid checkpoint, else by replaying rows.
 func (b *Backend) collection(ctx context.Context, name string) (*coll, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil, store.ErrClosed
 	}
 	if c, ok := b.colls[name]; ok {
+		b.mu.Unlock()
 		return c, nil
+	}
+	if l, ok := b.loading[name]; ok {
+		b.mu.Unlock()
+		select {
+		case <-l.done:
+			return l.c, l.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	l := &load{done: make(chan struct{})}
+	b.loading[name] = l
+	b.loads.Add(1)
+	b.mu.Unlock()
+
+	// The load runs to its end even if this caller gives up, so the
+	// callers waiting on it get a result: its context is not the caller's.
+	l.c, l.err = b.loadCollection(context.WithoutCancel(ctx), name)
+	b.mu.Lock()
+	delete(b.loading, name)
+	switch {
+	case l.err != nil:
+	case b.closed:
+		l.c, l.err = nil, store.ErrClosed
+	default:
+		b.colls[name] = l.c
+	}
+	b.mu.Unlock()
+	close(l.done)
+	b.loads.Done()
+	return l.c, l.err
+}
+
+// load is a collection's first open in progress.
+type load struct {
+	done chan struct{} // closed when c and err are set
+	c    *coll
+	err  error
+}
+
+// loadCollection reads a collection's configuration and brings its
+// indexes up to its rows (from the checkpoint, then replaying what came
+// after).
+func (b *Backend) loadCollection(ctx context.Context, name string) (*coll, error) {
+	if b.beforeLoad != nil {
+		b.beforeLoad(name)
 	}
 	var cid int64
 	var raw string
@@ -201,7 +256,6 @@ func (b *Backend) collection(ctx context.Context, name string) (*coll, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.colls[name] = c
 	return c, nil
 }
 
@@ -282,6 +336,13 @@ func (b *Backend) ListCollections(ctx context.Context) ([]store.CollectionConfig
 func (b *Backend) DropCollection(ctx context.Context, name string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// A load in progress would put the dropped collection back: wait for
+	// it first.
+	for l, ok := b.loading[name]; ok; l, ok = b.loading[name] {
+		b.mu.Unlock()
+		<-l.done
+		b.mu.Lock()
+	}
 	if b.closed {
 		return store.ErrClosed
 	}
@@ -410,12 +471,14 @@ func (b *Backend) Close() error {
 		b.log.Warn("embedded store: checkpoint on close failed; indexes will be rebuilt on next open", "dir", b.dir, "err", err)
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil
 	}
 	b.closed = true
 	b.colls = nil
+	b.mu.Unlock()
+	b.loads.Wait() // a load reads the database until it ends
 	return errors.Join(b.r.Close(), b.w.Close())
 }
 
