@@ -165,35 +165,52 @@ type BranchScore struct {
 	Score float64 `json:"score"`
 }
 
-// Backend is what a storage engine implements. *Store and *Collection
-// validate every argument before calling it: a backend receives documents
-// that passed schema validation, filters that passed Validate, vectors of the
-// collection's dimension and a positive k. Backends return results with
-// Score set, ordered by score descending then id ascending.
+// Backend is what a storage engine implements: the collections it holds
+// (Admin), the writes (Writer) and the reads (Searcher). *Store and
+// *Collection validate every argument before calling it: a backend
+// receives documents that passed schema validation, filters that passed
+// Validate, vectors of the collection's dimension and a positive k.
+// Backends return results with Score set, ordered by score descending then
+// id ascending.
 type Backend interface {
+	Admin
+	Writer
+	Searcher
 	// Dialect names the raw filter fragments the backend runs ("postgres",
 	// "qdrant", …); "" for backends that evaluate filters in process and
 	// accept none.
 	Dialect() string
+	Close() error
+}
+
+// Admin manages a backend's collections.
+type Admin interface {
 	CreateCollection(ctx context.Context, cfg CollectionConfig) error
 	// LoadCollection returns ErrCollectionNotFound for an unknown name.
 	LoadCollection(ctx context.Context, name string) (CollectionConfig, error)
 	ListCollections(ctx context.Context) ([]CollectionConfig, error)
 	DropCollection(ctx context.Context, name string) error
+}
+
+// Writer changes a collection's documents.
+type Writer interface {
 	// Upsert writes all documents or none.
 	Upsert(ctx context.Context, coll string, docs []*document.Document) error
+	// Delete removes the documents matching f and returns how many.
+	Delete(ctx context.Context, coll string, f filter.Expr) (int, error)
+}
+
+// Searcher reads a collection's documents.
+type Searcher interface {
 	// Get returns the stored documents with these ids, in the order of ids,
 	// skipping ids that are not stored.
 	Get(ctx context.Context, coll string, ids []string) ([]*document.Document, error)
-	// Delete removes the documents matching f and returns how many.
-	Delete(ctx context.Context, coll string, f filter.Expr) (int, error)
 	// Count counts the documents matching f (all when nil).
 	Count(ctx context.Context, coll string, f filter.Expr) (int, error)
 	SearchVector(ctx context.Context, coll string, vec []float32, f filter.Expr, k int) ([]*document.Document, error)
 	// SearchKeyword scores documents by BM25; ErrUnsupported when the
 	// backend has no keyword index.
 	SearchKeyword(ctx context.Context, coll string, query string, f filter.Expr, k int) ([]*document.Document, error)
-	Close() error
 }
 
 // RequestSearcher is implemented by backends whose vector and keyword

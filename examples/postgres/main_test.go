@@ -6,15 +6,15 @@ import (
 	"testing"
 
 	"github.com/quarry-rag/quarry"
+	"github.com/quarry-rag/quarry/internal/pgtest"
 )
 
 // TestOnPostgres runs the example on the PostgreSQL that
 // QUARRY_TEST_PG_DSN names (.ci/run starts one).
 func TestOnPostgres(t *testing.T) {
-	dsn := os.Getenv("QUARRY_TEST_PG_DSN")
-	if dsn == "" {
-		t.Skip("QUARRY_TEST_PG_DSN is not set: start PostgreSQL with pgvector (scripts/pg-pgvector.sh, as .ci/run does) to run the PostgreSQL example")
-	}
+	dsn := pgtest.FreshDSN(t)
+	// The example reads the knowledge base from QUARRY_PG_DSN; the store
+	// needs its tables, which `quarry setup` (or the first open) makes.
 	t.Setenv("QUARRY_PG_DSN", dsn)
 	args := os.Args
 	os.Args = []string{"postgres", "../minimal/testdata/docs"}
@@ -27,8 +27,5 @@ func TestOnPostgres(t *testing.T) {
 	defer kb.Close()
 	if n, err := kb.Collection("handbook").Count(context.Background(), nil); err != nil || n == 0 {
 		t.Errorf("the example stored %d chunks: %v", n, err)
-	}
-	if err := kb.Store().DropCollection(context.Background(), "handbook"); err != nil {
-		t.Error(err)
 	}
 }

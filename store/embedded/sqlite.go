@@ -171,10 +171,10 @@ type row struct {
 // round-trip exactly.
 const MetadataKey = "_quarry_metadata"
 
-// ToStorage maps metadata to its stored form: the JSON payload under
+// toStorage maps metadata to its stored form: the JSON payload under
 // MetadataKey plus the schema's filterable fields projected beside it, for
 // engines that index them as columns.
-func ToStorage(s *document.Schema, md map[string]any) (map[string]any, error) {
+func toStorage(s *document.Schema, md map[string]any) (map[string]any, error) {
 	payload, err := document.MarshalValue(md)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
@@ -191,10 +191,10 @@ func ToStorage(s *document.Schema, md map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// Hydrate reads metadata back from its stored form. A payload that is not a
+// hydrate reads metadata back from its stored form. A payload that is not a
 // JSON string, not valid JSON, not an object, or holds a reserved key is
 // corruption and an error: never silently dropped.
-func Hydrate(stored map[string]any) (map[string]any, error) {
+func hydrate(stored map[string]any) (map[string]any, error) {
 	p, ok := stored[MetadataKey].(string)
 	if !ok {
 		return nil, fmt.Errorf("stored document metadata payload must be a JSON string, got %s", document.TypeName(stored[MetadataKey]))
