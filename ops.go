@@ -634,6 +634,9 @@ type CollectionInfo struct {
 	Model     embed.ModelInfo  `json:"model" doc:"The embedding model the collection was built with"`
 	Fields    *document.Schema `json:"schema,omitempty" doc:"Declared metadata fields"`
 	Language  string           `json:"language,omitempty"`
+	// Sources counts the collection's sources, in Status for scopes
+	// without a filter.
+	Sources int `json:"sources,omitempty" doc:"Sources (files, URLs, ids) in the collection, for callers without a filter"`
 }
 
 // Collections lists the collections the scope reaches, counting the
@@ -705,4 +708,60 @@ func (e observedEmbedder) EmbedQuery(ctx context.Context, queries []string) ([][
 	v, err := embed.EmbedQuery(ctx, e.Embedder, queries)
 	end(err)
 	return v, err
+}
+
+// Status is a knowledge base as a scope sees it.
+type Status struct {
+	DefaultCollection string `json:"default_collection"`
+	// Model is the embedding model queries and documents are embedded with.
+	Model embed.ModelInfo `json:"model"`
+	// Chat reports whether a chat model writes answers (else they are
+	// extractive).
+	Chat        bool             `json:"chat" doc:"Whether a chat model writes answers (else they are extractive)"`
+	Collections []CollectionInfo `json:"collections"`
+	// LastJob is the newest ingestion job, for scopes that reach every
+	// document (jobs name folders and counts of everything).
+	LastJob *store.Job `json:"last_job,omitempty"`
+}
+
+// Status describes the knowledge base as the scope sees it: its
+// collections with the passages it reaches, and for scopes without a
+// filter the sources of each and the latest job.
+func (kb *KB) Status(ctx context.Context, sc Scope) (*Status, error) {
+	cs, err := kb.Collections(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	chat, err := kb.ChatModel()
+	if err != nil {
+		return nil, err
+	}
+	st := &Status{DefaultCollection: kb.DefaultCollection(), Model: kb.emb.Model(), Chat: chat != nil, Collections: cs}
+	if !sc.MayReachAll() {
+		return st, nil
+	}
+	for i := range st.Collections {
+		c, err := kb.store.Collection(ctx, st.Collections[i].Name)
+		if err != nil {
+			return nil, fmt.Errorf("collection %q: %w", st.Collections[i].Name, err)
+		}
+		srcs, err := c.Sources(ctx)
+		if errors.Is(err, store.ErrUnsupported) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sources of %q: %w", c.Name(), err)
+		}
+		st.Collections[i].Sources = len(srcs)
+	}
+	if js, err := kb.store.Jobs(); err == nil {
+		jobs, err := js.ListJobs(ctx, 1)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		if len(jobs) == 1 {
+			st.LastJob = &jobs[0]
+		}
+	}
+	return st, nil
 }

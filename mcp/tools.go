@@ -297,11 +297,11 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 	if !s.cfg.ReadOnly {
 		out.Roots = s.roots.Dirs()
 	}
-	infos, err := s.kb.Collections(ctx, sc)
+	st, err := s.kb.Status(ctx, sc)
 	if err != nil {
 		return nil, out, err
 	}
-	for _, ci := range infos {
+	for _, ci := range st.Collections {
 		cs := CollectionStatus{Name: ci.Name, Documents: ci.Documents, Model: ci.Model.Provider + "/" + ci.Model.Model}
 		if ci.Fields != nil {
 			for _, f := range ci.Fields.Fields {
@@ -310,15 +310,9 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 		}
 		out.Collections = append(out.Collections, cs)
 	}
-	if js, err := s.kb.Store().Jobs(); err == nil && sc.Filter == nil {
-		jobs, err := js.ListJobs(ctx, 1)
-		if err != nil {
-			return nil, out, fmt.Errorf("list jobs: %w", err)
-		}
-		if len(jobs) == 1 {
-			j := jobOut(jobs[0])
-			out.LastJob = &j
-		}
+	if st.LastJob != nil {
+		j := jobOut(*st.LastJob)
+		out.LastJob = &j
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Embedding model %s; default collection %q", out.Model, out.DefaultCollection)

@@ -318,13 +318,13 @@ func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := s.kb.Collections(ctx, s.scope(p))
+	core, err := s.kb.Status(ctx, s.scope(p))
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: s.kb.DefaultCollection(), Model: s.kb.Embedder().Model(),
-		Chat: s.chat, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
-		Uploads: true, Collections: cs}
+	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: core.DefaultCollection, Model: core.Model,
+		Chat: core.Chat, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
+		Uploads: true, Collections: core.Collections}
 	if s.roots != nil && p.perm.Allows(keys.PermAdmin) {
 		st.Roots = s.roots.Dirs()
 	}

@@ -99,7 +99,6 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	kb      *quarry.KB
-	chat    bool // a chat model writes answers
 	log     *slog.Logger
 	tracer  trace.Tracer
 	roots   *load.Roots // nil when ingestion from server paths is off
@@ -126,10 +125,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IngestOptions == nil {
 		cfg.IngestOptions = cfg.KB.IngestOptions
 	}
-	chat, err := cfg.KB.ChatModel()
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
 	if err := cfg.KB.CheckAnswers(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -148,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Tracer == nil {
 		cfg.Tracer = noop.NewTracerProvider()
 	}
-	s := &Server{cfg: cfg, kb: cfg.KB, chat: chat != nil, log: cfg.Logger, tracer: cfg.Tracer.Tracer("github.com/quarry-rag/quarry/server"),
+	s := &Server{cfg: cfg, kb: cfg.KB, log: cfg.Logger, tracer: cfg.Tracer.Tracer("github.com/quarry-rag/quarry/server"),
 		jobOwner: map[string]string{}}
 	if s.log == nil {
 		s.log = slog.Default()

@@ -69,19 +69,17 @@ func (e *tracedEmbedder) EmbedQuery(ctx context.Context, queries []string) ([][]
 }
 
 // hooks report the core's stages (embed, search, retrieve, generate) as
-// spans and timings; observing through hooks keeps the retriever's and the
-// model's optional capabilities in view, which wrappers would hide.
+// spans (quarry.SpanHooks) and timings; observing through hooks keeps the
+// retriever's and the model's optional capabilities in view, which
+// wrappers would hide.
 func (s *Server) hooks() quarry.Hooks {
+	spans := quarry.SpanHooks(s.tracer)
 	return quarry.Hooks{Stage: func(ctx context.Context, name string) (context.Context, func(error)) {
-		ctx, span := s.tracer.Start(ctx, name)
+		ctx, end := spans.Stage(ctx, name)
 		start := time.Now()
 		return ctx, func(err error) {
 			s.metrics.observeStage(name, time.Since(start))
-			if err != nil {
-				span.RecordError(err)
-				span.SetStatus(codes.Error, err.Error())
-			}
-			span.End()
+			end(err)
 		}
 	}}
 }

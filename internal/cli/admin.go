@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/config"
-	"github.com/quarry-rag/quarry/document"
 	embedspec "github.com/quarry-rag/quarry/embed/spec"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -136,23 +136,14 @@ func newDeleteCmd(stdio IO) *cobra.Command {
 	return cmd
 }
 
-// statusJSON is `quarry status --json`.
+// statusJSON is `quarry status --json`: the core's Status with where the
+// knowledge base lives.
 type statusJSON struct {
-	KB          string           `json:"kb"`
-	Store       string           `json:"store"`
-	Embedder    string           `json:"embedder"`
-	DiskBytes   int64            `json:"disk_bytes"`
-	Collections []collectionJSON `json:"collections"`
-	LastJob     *store.Job       `json:"last_job,omitempty"`
-}
-
-type collectionJSON struct {
-	Name     string           `json:"name"`
-	Model    string           `json:"model"`
-	Chunks   int              `json:"chunks"`
-	Sources  int              `json:"sources"`
-	Schema   *document.Schema `json:"schema,omitempty"`
-	Language string           `json:"language,omitempty"`
+	KB        string `json:"kb"`
+	Store     string `json:"store"`
+	Embedder  string `json:"embedder"`
+	DiskBytes int64  `json:"disk_bytes"`
+	*quarry.Status
 }
 
 func newStatusCmd(stdio IO) *cobra.Command {
@@ -171,35 +162,13 @@ func newStatusCmd(stdio IO) *cobra.Command {
 				return err
 			}
 			defer k.Close()
-			st := statusJSON{KB: k.Dir(), Store: k.Config().Store, Embedder: k.Embedder().Model().String(), DiskBytes: dirSize(k.Dir())}
-			if st.Store == "" {
-				st.Store = "embedded:" + k.Dir()
-			}
-			cfgs, err := k.Store().Collections(ctx)
+			full, err := k.Status(ctx, quarry.Developer())
 			if err != nil {
 				return err
 			}
-			for _, cfg := range cfgs {
-				c, err := k.Store().Collection(ctx, cfg.Name)
-				if err != nil {
-					return err
-				}
-				n, err := c.Count(ctx, nil)
-				if err != nil {
-					return err
-				}
-				cj := collectionJSON{Name: cfg.Name, Model: cfg.Model.String(), Chunks: n, Schema: cfg.Schema, Language: cfg.Language}
-				if srcs, err := c.Sources(ctx); err == nil {
-					cj.Sources = len(srcs)
-				} else if !errors.Is(err, store.ErrUnsupported) {
-					return err
-				}
-				st.Collections = append(st.Collections, cj)
-			}
-			if js, err := k.Store().Jobs(); err == nil {
-				if jobs, err := js.ListJobs(ctx, 1); err == nil && len(jobs) == 1 {
-					st.LastJob = &jobs[0]
-				}
+			st := statusJSON{KB: k.Dir(), Store: redact(k.Config().Store), Embedder: full.Model.String(), DiskBytes: dirSize(k.Dir()), Status: full}
+			if st.Store == "" {
+				st.Store = "embedded:" + k.Dir()
 			}
 			if asJSON {
 				enc := json.NewEncoder(stdio.Out)
@@ -210,7 +179,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "COLLECTION\tCHUNKS\tSOURCES\tMODEL")
 			for _, c := range st.Collections {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.Name, c.Chunks, c.Sources, c.Model)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.Name, c.Documents, c.Sources, c.Model)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -229,6 +198,18 @@ func newStatusCmd(stdio IO) *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print status as JSON")
 	return cmd
+}
+
+// redact hides a password in a store URL.
+func redact(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	if _, ok := p.User.Password(); ok {
+		p.User = url.UserPassword(p.User.Username(), "xxxxx")
+	}
+	return p.String()
 }
 
 func dirSize(dir string) int64 {

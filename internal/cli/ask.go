@@ -47,8 +47,17 @@ func (f *askFlags) register(cmd *cobra.Command) {
 
 // open opens the knowledge base with the flags' chat model and the
 // post-processors and transforms every answer gets.
-func (f *askFlags) open(ctx context.Context) (*quarry.KB, error) {
-	return openKB(ctx, &f.kb, false, append(f.quality.options(), quarry.WithChatModelSpec(f.model))...)
+func (f *askFlags) open(ctx context.Context) (*quarry.KB, func(), error) {
+	_, spans, flush, err := tracing(ctx, nil, "ask")
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := openKB(ctx, &f.kb, false, append(append(spans, f.quality.options()...), quarry.WithChatModelSpec(f.model))...)
+	if err != nil {
+		flush()
+		return nil, nil, err
+	}
+	return k, flush, nil
 }
 
 // request is the question with the flags' options.
@@ -101,29 +110,19 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 			if err != nil {
 				return err
 			}
-			k, err := f.open(ctx)
+			k, flush, err := f.open(ctx)
 			if err != nil {
 				return err
 			}
+			defer flush()
 			defer k.Close()
 			sc := quarry.Scope{AllowRawFilters: f.allowRaw}
 			req := f.request(args[0], f.thread, fe)
 			req.Schema = sch
 			var ans *quarry.AskResult
 			if stream && !asJSON {
-				events, err := k.AskStream(ctx, sc, req)
-				if err != nil {
-					return cliErr(err)
-				}
-				for ev, err := range events {
-					if err != nil {
-						return err
-					}
-					if ev.Result != nil {
-						ans = ev.Result
-						continue
-					}
-					io.WriteString(stdio.Out, ev.Text)
+				if ans, err = streamAnswer(ctx, stdio.Out, k, sc, req); err != nil {
+					return err
 				}
 			} else if ans, err = k.Ask(ctx, sc, req); err != nil {
 				return cliErr(err)
@@ -148,6 +147,26 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 	cmd.Flags().BoolVar(&stream, "stream", false, "print the answer as the model writes it")
 	cmd.Flags().StringVar(&schema, "schema", "", "JSON Schema file: answer with JSON valid against it")
 	return cmd
+}
+
+// streamAnswer writes an answer to w as it is written and returns it.
+func streamAnswer(ctx context.Context, w io.Writer, k *quarry.KB, sc quarry.Scope, req quarry.AskRequest) (*quarry.AskResult, error) {
+	events, err := k.AskStream(ctx, sc, req)
+	if err != nil {
+		return nil, cliErr(err)
+	}
+	var ans *quarry.AskResult
+	for ev, err := range events {
+		if err != nil {
+			return nil, err
+		}
+		if ev.Result != nil {
+			ans = ev.Result
+			continue
+		}
+		io.WriteString(w, ev.Text)
+	}
+	return ans, nil
 }
 
 // printSources lists cited passages under the answer.
@@ -182,10 +201,11 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 			if err != nil {
 				return err
 			}
-			k, err := f.open(ctx)
+			k, flush, err := f.open(ctx)
 			if err != nil {
 				return err
 			}
+			defer flush()
 			defer k.Close()
 			thread := f.thread
 			_, noThreads := k.Store().Threads()
@@ -231,19 +251,8 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 					fmt.Fprintln(stdio.Out, "commands: /sources, /new, /exit")
 					continue
 				}
-				events, err := k.AskStream(ctx, sc, f.request(line, thread, fe))
-				if err != nil {
-					return cliErr(err)
-				}
-				for ev, err := range events {
-					if err != nil {
-						return err
-					}
-					if ev.Result != nil {
-						last = ev.Result
-						continue
-					}
-					io.WriteString(stdio.Out, ev.Text)
+				if last, err = streamAnswer(ctx, stdio.Out, k, sc, f.request(line, thread, fe)); err != nil {
+					return err
 				}
 				fmt.Fprintln(stdio.Out)
 				fmt.Fprintln(stdio.Out)

@@ -46,7 +46,12 @@ capped.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			k, err := openKB(ctx, &f, !readOnly, quarry.WithChatModelSpec(model), quarry.WithLogger(logger))
+			_, spans, flush, err := tracing(ctx, logger, "mcp")
+			if err != nil {
+				return err
+			}
+			defer flush()
+			k, err := openKB(ctx, &f, !readOnly, append(spans, quarry.WithChatModelSpec(model), quarry.WithLogger(logger))...)
 			if err != nil {
 				return err
 			}

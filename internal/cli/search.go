@@ -39,7 +39,12 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 			if err != nil {
 				return err
 			}
-			k, err := openKB(ctx, &f, false)
+			_, spans, flush, err := tracing(ctx, nil, "search")
+			if err != nil {
+				return err
+			}
+			defer flush()
+			k, err := openKB(ctx, &f, false, spans...)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/server"
 )
@@ -67,19 +65,12 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				AllowRawFilters: allowRaw,
 				UploadDir:       filepath.Join(k.Dir(), "cache", "uploads"),
 			}
-			if server.OTLPConfigured() {
-				tp, shutdown, err := server.NewOTLPTracer(ctx, buildinfo.Version())
-				if err != nil {
-					return err
-				}
-				defer func() {
-					sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-					defer cancel()
-					_ = shutdown(sctx)
-				}()
-				cfg.Tracer = tp
-				logger.Info("serve: sending spans over OTLP")
+			tp, _, flush, err := tracing(ctx, logger, "serve")
+			if err != nil {
+				return err
 			}
+			defer flush()
+			cfg.Tracer = tp
 			srv, err := server.New(cfg)
 			if err != nil {
 				return cliErr(err)
