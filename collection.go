@@ -157,27 +157,16 @@ func (c *Collection) Count(ctx context.Context, f filter.Expr) (int, error) {
 // Hierarchy is the collection's knowledge hierarchy (store.ErrUnsupported
 // for a store that keeps none).
 func (c *Collection) Hierarchy(ctx context.Context) (*hierarchy.Hierarchy, error) {
-	sc, err := c.Store(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return hierarchy.Open(sc)
+	return c.kb.Hierarchy(ctx, Developer(), c.name)
 }
 
 // Tree is the collection's knowledge hierarchy as a tree.
 func (c *Collection) Tree(ctx context.Context) (*hierarchy.TreeNode, error) {
-	h, err := c.Hierarchy(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return h.Tree(ctx)
+	return c.kb.Tree(ctx, Developer(), c.name)
 }
 
-// Health audits the collection's knowledge hierarchy and indexes.
-func (c *Collection) Health(ctx context.Context) (*hierarchy.Report, error) {
-	h, err := c.Hierarchy(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return h.Audit(ctx, hierarchy.AuditOptions{Model: c.kb.emb.Model()})
+// Health audits the collection's knowledge hierarchy and indexes; with fix
+// it applies the safe repairs first.
+func (c *Collection) Health(ctx context.Context, fix bool) (*Health, error) {
+	return c.kb.Health(ctx, Developer(), c.name, fix)
 }

@@ -154,25 +154,11 @@ func (s *Server) hierarchy(ctx context.Context, req *sdk.CallToolRequest, coll s
 	if err != nil {
 		return nil, sc, err
 	}
-	if sc.Filter != nil {
-		return nil, sc, errors.New("the knowledge hierarchy spans every document of a collection, so it is not open to clients limited by a filter")
-	}
-	name := coll
-	if name == "" {
-		name = s.kb.DefaultCollection()
-	}
-	if !sc.Allows(name) {
-		return nil, sc, fmt.Errorf("collection %q is not open to this client (allowed: %s)", name, strings.Join(sc.Collections, ", "))
-	}
-	c, err := s.kb.StoreCollection(ctx, name, false)
+	h, err := s.kb.Hierarchy(ctx, sc, coll)
 	if err != nil {
 		return nil, sc, err
 	}
-	if err := s.kb.CheckModel(c); err != nil {
-		return nil, sc, err
-	}
-	h, err := hierarchy.Open(c)
-	if err != nil {
+	if err := s.kb.CheckModel(h.Collection()); err != nil {
 		return nil, sc, err
 	}
 	return h, sc, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/rag"
@@ -134,6 +135,8 @@ func fromLibrary(err error) *Error {
 		return apiError(http.StatusGatewayTimeout, CodeTimeout, "the request took longer than the server allows: "+err.Error())
 	case errors.As(err, &fe), errors.As(err, &se):
 		return apiError(http.StatusBadRequest, CodeInvalidFilter, err.Error())
+	case errors.Is(err, quarry.ErrForbidden):
+		return apiError(http.StatusForbidden, CodeForbidden, err.Error())
 	case errors.Is(err, ingest.ErrOutOfScope):
 		return apiError(http.StatusForbidden, CodeOutOfScope, err.Error())
 	case errors.Is(err, store.ErrCollectionNotFound), errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrThreadNotFound):

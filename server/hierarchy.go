@@ -31,33 +31,12 @@ func (s *Server) registerHierarchy() {
 	huma.Register(s.api, op("get-health", "/v1/collections/{collection}/health", "The collection's health audit"), s.health)
 }
 
-// hierarchyOf opens a collection's hierarchy for a caller. Keys with a
-// filter are refused: nodes span every document of a collection.
-func (s *Server) hierarchyOf(ctx context.Context, coll string) (*hierarchy.Hierarchy, error) {
-	p, err := s.authorize(ctx, keys.PermRead, coll)
-	if err != nil {
-		return nil, err
-	}
-	if p.scope != nil {
-		return nil, errScoped("the knowledge hierarchy")
-	}
-	c, err := s.collection(ctx, p, coll, false)
-	if err != nil {
-		return nil, err
-	}
-	h, err := hierarchy.Open(c)
-	if err != nil {
-		return nil, fromLibrary(err)
-	}
-	return h, nil
-}
-
 func (s *Server) tree(ctx context.Context, in *CollectionPath) (*body[Tree], error) {
-	h, err := s.hierarchyOf(ctx, in.Collection)
+	p, err := s.authorize(ctx, keys.PermRead, in.Collection)
 	if err != nil {
 		return nil, err
 	}
-	t, err := h.Tree(ctx)
+	t, err := s.kb.Tree(ctx, s.scope(p), in.Collection)
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
@@ -65,13 +44,13 @@ func (s *Server) tree(ctx context.Context, in *CollectionPath) (*body[Tree], err
 }
 
 func (s *Server) health(ctx context.Context, in *CollectionPath) (*body[Health], error) {
-	h, err := s.hierarchyOf(ctx, in.Collection)
+	p, err := s.authorize(ctx, keys.PermRead, in.Collection)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := h.Audit(ctx, hierarchy.AuditOptions{Model: s.kb.Embedder().Model()})
+	rep, err := s.kb.Health(ctx, s.scope(p), in.Collection, false)
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	return &body[Health]{Body: Health{Report: rep}}, nil
+	return &body[Health]{Body: Health{Report: rep.Report}}, nil
 }

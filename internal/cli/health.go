@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/hierarchy"
 )
 
@@ -32,38 +33,21 @@ chunks, rebuild links — then audits again; the rest needs a person and says ho
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			k, h, err := openHierarchy(ctx, &f)
+			k, err := openKB(ctx, &f, false)
 			if err != nil {
 				return err
 			}
 			defer k.Close()
-			opt := hierarchy.AuditOptions{Model: k.Embedder().Model()}
-			rep, err := h.Audit(ctx, opt)
+			rep, err := k.Health(ctx, quarry.Developer(), "", fix)
 			if err != nil {
-				return err
-			}
-			var fixed []string
-			if fix {
-				if fixed, err = h.Fix(ctx, rep); err != nil {
-					return err
-				}
-				if rep, err = h.Audit(ctx, opt); err != nil {
-					return err
-				}
+				return cliErr(err)
 			}
 			if asJSON {
-				out := struct {
-					*hierarchy.Report
-					Fixed []string `json:"fixed,omitempty"`
-				}{rep, fixed}
-				if out.Findings == nil {
-					out.Findings = []hierarchy.Finding{}
-				}
-				if err := writeJSON(stdio, out); err != nil {
+				if err := writeJSON(stdio, rep); err != nil {
 					return err
 				}
 			} else {
-				writeHealth(stdio.Out, rep, fixed)
+				writeHealth(stdio.Out, rep.Report, rep.Fixed)
 			}
 			if !rep.OK {
 				return &ExitError{Code: ExitRuntime, Err: fmt.Errorf("%d serious problems in collection %q", rep.Serious, rep.Collection)}

@@ -62,7 +62,7 @@ func openHierarchy(ctx context.Context, f *kbFlags) (*quarry.KB, *hierarchy.Hier
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := k.Collection("").Hierarchy(ctx)
+	h, err := k.Hierarchy(ctx, quarry.Developer(), "")
 	if err != nil {
 		k.Close()
 		return nil, nil, err
