@@ -100,16 +100,19 @@ type Event struct {
 
 // Report sums up a run.
 type Report struct {
-	Files     int           `json:"files"`    // files seen
-	Skipped   int           `json:"skipped"`  // unchanged sources
-	Written   int           `json:"written"`  // sources (re)written
-	Pruned    int           `json:"pruned"`   // sources deleted
-	Failed    int           `json:"failed"`   // files that could not be read or split
-	Chunks    int           `json:"chunks"`   // chunks written
-	Tokens    int           `json:"tokens"`   // estimated tokens written
-	Embedded  int           `json:"embedded"` // texts sent to the embedder (cache misses)
-	Errors    []string      `json:"errors"`   // one line per failed file
-	Duration  time.Duration `json:"duration"` // wall time
+	Files     int           `json:"files"`           // files seen
+	Skipped   int           `json:"skipped"`         // unchanged sources
+	Written   int           `json:"written"`         // sources (re)written
+	Pruned    int           `json:"pruned"`          // sources deleted
+	Ignored   int           `json:"ignored"`         // files not read on purpose: images, binaries, too large (load.ErrSkipped)
+	NoText    int           `json:"no_text"`         // files read that hold no text: empty, a scan, encrypted (load.ErrNoText)
+	Failed    int           `json:"failed"`          // files that could not be parsed or split
+	Notes     []string      `json:"notes,omitempty"` // one line per ignored or textless file, with the reason
+	Chunks    int           `json:"chunks"`          // chunks written
+	Tokens    int           `json:"tokens"`          // estimated tokens written
+	Embedded  int           `json:"embedded"`        // texts sent to the embedder (cache misses)
+	Errors    []string      `json:"errors"`          // one line per failed file
+	Duration  time.Duration `json:"duration"`        // wall time
 	ChunksPer float64       `json:"chunks_per_second"`
 }
 
@@ -253,6 +256,7 @@ func (r *run) recordJob(ctx context.Context, force bool) {
 		return
 	}
 	r.job.Files, r.job.Chunks, r.job.Failed, r.job.Updated = r.rep.Files, r.rep.Chunks, r.rep.Failed, time.Now().UTC()
+	r.job.Ignored, r.job.NoText = r.rep.Ignored, r.rep.NoText
 	j := *r.job
 	r.mu.Unlock()
 	if err := r.opt.Jobs.PutJob(ctx, j); err != nil {
@@ -481,6 +485,20 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 	r.mu.Lock()
 	r.rep.Files++
 	switch {
+	case errors.Is(p.err, load.ErrSkipped), errors.Is(p.err, load.ErrNoText):
+		// A notice: the file holds nothing to index, and says why. Its
+		// old version, if any, stays until it has text again.
+		event := "ignored"
+		if errors.Is(p.err, load.ErrNoText) {
+			event = "no_text"
+			r.rep.NoText++
+		} else {
+			r.rep.Ignored++
+		}
+		r.rep.Notes = append(r.rep.Notes, p.err.Error())
+		r.mu.Unlock()
+		r.emit(Event{Event: event, Path: p.res.Path, Error: p.err.Error()})
+		return nil
 	case p.err != nil:
 		r.rep.Failed++
 		r.rep.Errors = append(r.rep.Errors, p.err.Error())
@@ -493,9 +511,16 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 		r.emit(Event{Event: "skip", Path: p.res.Path})
 		return nil
 	}
+	if len(p.chunks) == 0 {
+		// Read, but empty (or only white space): counted as a file
+		// without text, not as written. It keeps its hash and no chunks,
+		// so it is not read again.
+		r.rep.NoText++
+		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("%s: %s: the file is empty", p.res.Path, load.ErrNoText))
+	}
 	r.mu.Unlock()
-	// A file without chunks (empty, or only tiny sections) keeps its hash
-	// and no chunks, so it is not read again.
+	// A file without chunks keeps its hash and no chunks, so it is not
+	// read again.
 	r.pending = append(r.pending, store.SourceUpdate{Source: src, Hash: p.hash, Docs: p.chunks})
 	r.pendingChunks += len(p.chunks)
 	r.emit(Event{Event: "file", Path: p.res.Path})
@@ -558,7 +583,9 @@ func (r *run) commit(ctx context.Context, group []store.SourceUpdate) error {
 	}
 	r.mu.Lock()
 	for _, u := range group {
-		r.rep.Written++
+		if len(u.Docs) > 0 { // an empty file is counted as without text
+			r.rep.Written++
+		}
 		r.rep.Chunks += len(u.Docs)
 		for _, d := range u.Docs {
 			r.rep.Tokens += (len(d.Content) + 3) / 4

@@ -38,6 +38,10 @@ type DOCXReader struct {
 	maxPart int64 // docxMaxPart when 0; tests lower it
 }
 
+// cfbMagic starts an OLE compound file, where Office keeps encrypted
+// documents.
+var cfbMagic = []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}
+
 // Read implements Reader. A file that is not a complete ZIP archive, or
 // lacks its main document part, is an error that says so.
 func (r DOCXReader) Read(_ context.Context, f File) ([]*document.Document, error) {

@@ -160,8 +160,14 @@ func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
 // ErrSkipped marks files that were deliberately not read (too large, an
-// unknown binary format).
+// image, an unknown binary format): a notice, not a failure.
 var ErrSkipped = errors.New("skipped")
+
+// ErrNoText marks files that were read but hold no text to index (empty,
+// a scan without a text layer, encrypted), with the reason: a notice that
+// says what would give them text, not a failure of the reader. Anything
+// else a reader returns means the file could not be parsed.
+var ErrNoText = errors.New("no text")
 
 // skipDirs are never descended into below a root (SEMANTICS §6).
 var skipDirs = map[string]bool{
@@ -376,6 +382,11 @@ func Sniff(p string, data []byte) (Kind, error) {
 			return "", fmt.Errorf("not a PDF: the file does not start with %%PDF-")
 		}
 		if ext == ".docx" {
+			if bytes.HasPrefix(data, cfbMagic) {
+				// Office keeps a password-protected document in an OLE
+				// compound file holding an EncryptedPackage stream.
+				return "", fmt.Errorf("docx: %w: encrypted (a password-protected Office file): save it without a password to ingest it", ErrNoText)
+			}
 			return "", fmt.Errorf("not a DOCX document: the file is not a ZIP archive")
 		}
 		return "", fmt.Errorf("%w: binary content of no supported format", ErrSkipped)

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/klippa-app/go-pdfium"
+	"github.com/klippa-app/go-pdfium/enums"
 	pdferrors "github.com/klippa-app/go-pdfium/errors"
 	"github.com/klippa-app/go-pdfium/references"
 	"github.com/klippa-app/go-pdfium/requests"
@@ -321,19 +322,64 @@ func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte, maxText int64
 		d.Provenance.Page = i + 1
 		docs = append(docs, d)
 	}
-	if len(docs) == 0 && n.PageCount > 0 {
-		return nil, fmt.Errorf("pdf: no text in %d page(s): a scan needs OCR first", n.PageCount)
+	if len(docs) == 0 {
+		return nil, noTextReason(inst, opened.Document, n.PageCount)
 	}
 	return docs, nil
+}
+
+// noTextReason says why a PDF gave no text: no pages; pages that are
+// images (a scan, which needs OCR); or pages that hold nothing PDFium can
+// draw, which is an empty document or content it cannot decode. Counting
+// objects costs a page load each, paid only by PDFs without text.
+func noTextReason(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, pages int) error {
+	if pages == 0 {
+		return fmt.Errorf("pdf: %w: the document has no pages", ErrNoText)
+	}
+	images := 0
+	for i := range pages {
+		if pageImages(inst, doc, i) > 0 {
+			images++
+		}
+	}
+	if images > 0 {
+		return fmt.Errorf("pdf: %w: %d of %d page(s) are images without a text layer (a scan): it needs OCR first", ErrNoText, images, pages)
+	}
+	return fmt.Errorf("pdf: %w: its %d page(s) hold no text and no images (an empty document, or content in a form PDFium cannot decode)", ErrNoText, pages)
+}
+
+// pageImages counts a page's image objects; a page that cannot be loaded
+// counts none.
+func pageImages(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, index int) (images int) {
+	page, err := inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: index})
+	if err != nil {
+		return 0
+	}
+	defer inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: page.Page})
+	n, err := inst.FPDFPage_CountObjects(&requests.FPDFPage_CountObjects{Page: requests.Page{ByReference: &page.Page}})
+	if err != nil {
+		return 0
+	}
+	for i := range n.Count {
+		obj, err := inst.FPDFPage_GetObject(&requests.FPDFPage_GetObject{Page: requests.Page{ByReference: &page.Page}, Index: i})
+		if err != nil {
+			continue
+		}
+		t, err := inst.FPDFPageObj_GetType(&requests.FPDFPageObj_GetType{PageObject: obj.PageObject})
+		if err == nil && t.Type == enums.FPDF_PAGEOBJ_IMAGE {
+			images++
+		}
+	}
+	return images
 }
 
 // openError names why PDFium refused a file.
 func openError(err error) error {
 	switch {
 	case errors.Is(err, pdferrors.ErrPassword):
-		return errors.New("pdf: encrypted: the document needs a password")
+		return fmt.Errorf("pdf: %w: encrypted: the document needs a password", ErrNoText)
 	case errors.Is(err, pdferrors.ErrSecurity):
-		return errors.New("pdf: encrypted with an unsupported security handler")
+		return fmt.Errorf("pdf: %w: encrypted with an unsupported security handler", ErrNoText)
 	case errors.Is(err, pdferrors.ErrFormat):
 		return errors.New("pdf: corrupt: not a readable PDF structure")
 	case errors.Is(err, pdferrors.ErrFile):

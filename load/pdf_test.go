@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"crypto/rc4"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,6 +62,32 @@ func makePDF(pages []string, encrypt bool) []byte {
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /ID [<%x> <%x>]%s >>\nstartxref\n%d\n%%%%EOF\n",
 		len(offsets)+1, id, id, trailerExtra, xref)
+	return b.Bytes()
+}
+
+// imagePDF is one page that is an image and nothing else, as a scanner
+// writes: an 8×8 grey picture drawn over the page, no text layer.
+func imagePDF() []byte {
+	img := bytes.Repeat([]byte{0x80}, 64)
+	content := "q 468 0 0 648 72 72 cm /Im1 Do Q"
+	var b bytes.Buffer
+	var offsets []int
+	obj := func(body string) {
+		offsets = append(offsets, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
+	}
+	b.WriteString("%PDF-1.4\n")
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>")
+	obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d >>\nstream\n%s\nendstream", len(img), img))
+	obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
 	return b.Bytes()
 }
 
@@ -154,15 +181,19 @@ func TestPDFPages(t *testing.T) {
 
 func TestPDFErrors(t *testing.T) {
 	good := makePDF([]string{"Readable text."}, false)
+	// Each error is a file without text (load.ErrNoText, a notice with the
+	// reason) or one that could not be parsed.
 	tests := []struct {
-		name string
-		data []byte
-		says string
+		name   string
+		data   []byte
+		says   string
+		noText bool
 	}{
-		{"encrypted", makePDF([]string{"Secret text."}, true), "encrypted"},
-		{"garbage", []byte("%PDF-1.7\nthis is not a PDF at all\n"), "corrupt"},
-		{"truncated", good[:len(good)/3], ""},
-		{"no text", makePDF([]string{""}, false), "no text in"},
+		{"encrypted", makePDF([]string{"Secret text."}, true), "encrypted", true},
+		{"garbage", []byte("%PDF-1.7\nthis is not a PDF at all\n"), "corrupt", false},
+		{"truncated", good[:len(good)/3], "", false},
+		{"empty page", makePDF([]string{""}, false), "hold no text and no images", true},
+		{"scan", imagePDF(), "a scan): it needs OCR", true},
 	}
 	for _, tt := range tests {
 		_, err := sharedPDF().Read(context.Background(), File{Path: tt.name + ".pdf", Data: tt.data})
@@ -176,6 +207,9 @@ func TestPDFErrors(t *testing.T) {
 		t.Logf("%s: %v", tt.name, err)
 		if !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("%s: error %q does not say %q", tt.name, err, tt.says)
+		}
+		if tt.says != "" && errors.Is(err, ErrNoText) != tt.noText {
+			t.Errorf("%s: errors.Is(ErrNoText) = %v, want %v", tt.name, !tt.noText, tt.noText)
 		}
 	}
 }

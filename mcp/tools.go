@@ -94,7 +94,9 @@ type Job struct {
 	Files      int    `json:"files" jsonschema:"files handled so far"`
 	Total      int    `json:"total" jsonschema:"files found"`
 	Chunks     int    `json:"chunks" jsonschema:"chunks written so far"`
-	Failed     int    `json:"failed" jsonschema:"files that could not be read"`
+	Failed     int    `json:"failed" jsonschema:"files that could not be parsed"`
+	Ignored    int    `json:"ignored" jsonschema:"files not read on purpose: images, binaries, too large"`
+	NoText     int    `json:"no_text" jsonschema:"files read that hold no text: empty, a scan that needs OCR, encrypted"`
 	Error      string `json:"error,omitempty"`
 	Started    string `json:"started"`
 	Updated    string `json:"updated"`
@@ -338,7 +340,7 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 
 func jobOut(j store.Job) Job {
 	out := Job{ID: j.ID, Kind: j.Kind, Collection: j.Collection, State: j.State, Files: j.Files, Total: j.Total,
-		Chunks: j.Chunks, Failed: j.Failed, Error: j.Error, Started: stamp(j.Started), Updated: stamp(j.Updated),
+		Chunks: j.Chunks, Failed: j.Failed, Ignored: j.Ignored, NoText: j.NoText, Error: j.Error, Started: stamp(j.Started), Updated: stamp(j.Updated),
 		Finished: stamp(j.Finished)}
 	return out
 }

@@ -142,7 +142,9 @@ type Job struct {
 	Files      int    `json:"files" doc:"Files handled so far"`
 	Total      int    `json:"total" doc:"Files found"`
 	Chunks     int    `json:"chunks" doc:"Chunks written so far"`
-	Failed     int    `json:"failed" doc:"Files that could not be read"`
+	Failed     int    `json:"failed" doc:"Files that could not be parsed"`
+	Ignored    int    `json:"ignored" doc:"Files not read on purpose: images, binaries, too large"`
+	NoText     int    `json:"no_text" doc:"Files read that hold no text: empty, a scan that needs OCR, encrypted"`
 	Error      string `json:"error,omitempty"`
 	Started    string `json:"started"`
 	Updated    string `json:"updated"`

@@ -365,7 +365,7 @@ func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
 
 func jobOut(j store.Job) Job {
 	return Job{ID: j.ID, Collection: j.Collection, State: j.State, Files: j.Files, Total: j.Total,
-		Chunks: j.Chunks, Failed: j.Failed, Error: j.Error, Started: stamp(j.Started), Updated: stamp(j.Updated),
+		Chunks: j.Chunks, Failed: j.Failed, Ignored: j.Ignored, NoText: j.NoText, Error: j.Error, Started: stamp(j.Started), Updated: stamp(j.Updated),
 		Finished: stamp(j.Finished)}
 }
 

@@ -78,8 +78,13 @@ type Job struct {
 	Files  int             `json:"files"`
 	Total  int             `json:"total"`
 	Chunks int             `json:"chunks"`
-	Failed int             `json:"failed"`
-	Error  string          `json:"error,omitempty"`
+	// Failed counts files that could not be parsed; Ignored those not
+	// read on purpose (images, binaries, too large); NoText those read
+	// without text (empty, a scan, encrypted).
+	Failed  int    `json:"failed"`
+	Ignored int    `json:"ignored,omitempty"`
+	NoText  int    `json:"no_text,omitempty"`
+	Error   string `json:"error,omitempty"`
 	// Owner is the process that runs the job; zero for jobs recorded
 	// before owners were.
 	Owner    JobOwner  `json:"owner,omitzero"`

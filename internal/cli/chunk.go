@@ -99,14 +99,17 @@ With --json each chunk is a line:
 			defer l.Close()
 			w := bufio.NewWriter(stdio.Out)
 			p := &chunkPrinter{w: w, json: asJSON}
-			var failed, skipped []string
+			var failed, skipped, notext []string
 			files := 0
 			err = l.Walk(ctx, args, func(r load.Result) error {
 				files++
 				if r.Err != nil {
-					if errors.Is(r.Err, load.ErrSkipped) && !named[r.Path] {
+					switch {
+					case errors.Is(r.Err, load.ErrNoText):
+						notext = append(notext, r.Err.Error())
+					case errors.Is(r.Err, load.ErrSkipped) && !named[r.Path]:
 						skipped = append(skipped, r.Err.Error())
-					} else {
+					default:
 						failed = append(failed, r.Err.Error())
 					}
 					return nil
@@ -131,6 +134,9 @@ With --json each chunk is a line:
 			}
 			for _, m := range skipped {
 				fmt.Fprintf(stdio.Err, "quarry: skipped %s\n", m)
+			}
+			for _, m := range notext {
+				fmt.Fprintf(stdio.Err, "quarry: %s\n", m)
 			}
 			for _, m := range failed {
 				fmt.Fprintf(stdio.Err, "quarry: %s\n", m)

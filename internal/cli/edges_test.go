@@ -66,3 +66,21 @@ func TestRoughEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestNotices checks a file that holds nothing to index is a notice
+// and exit 0, and the summary counts each outcome apart.
+func TestIngestNotices(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	if err := os.MkdirAll(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(docs, "guide.md"), []byte("# Guide\n\nRun the installer.\n"), 0o644)
+	os.WriteFile(filepath.Join(docs, "logo.png"), append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...), 0o644)
+	os.WriteFile(filepath.Join(docs, "empty.md"), nil, 0o644)
+	code, out, errOut := run(t, "", "ingest", docs, "--kb", filepath.Join(dir, "kb"))
+	if code != 0 || !strings.Contains(out, "3 files: 1 written, 0 unchanged, 0 pruned, 1 not read, 1 without text, 0 failed") ||
+		!strings.Contains(errOut, "note: ") || !strings.Contains(errOut, "logo.png") {
+		t.Errorf("ingest: %d\n%s\n%s", code, out, errOut)
+	}
+}

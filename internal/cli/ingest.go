@@ -92,7 +92,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 				}
 				if !watch {
 					if rep.Failed > 0 {
-						return fmt.Errorf("%d of %d files could not be read (listed above); the others were ingested", rep.Failed, rep.Files)
+						return fmt.Errorf("%d of %d files could not be parsed (listed above); the others were ingested", rep.Failed, rep.Files)
 					}
 					return nil
 				}
@@ -150,9 +150,15 @@ func runIngest(ctx context.Context, stdio IO, k *quarry.KB, req quarry.IngestReq
 			b, _ := json.Marshal(e)
 			fmt.Fprintln(stdio.Out, string(b))
 		case e.Event == "error":
-			errs = append(errs, e.Error)
+			errs = append(errs, "error: "+e.Error)
 			if !tty {
 				fmt.Fprintf(stdio.Err, "error: %s\n", e.Error)
+			}
+		case e.Event == "ignored" || e.Event == "no_text":
+			// A notice, not a failure: the file holds nothing to index.
+			errs = append(errs, "note: "+e.Error)
+			if !tty {
+				fmt.Fprintf(stdio.Err, "note: %s\n", e.Error)
 			}
 		case tty:
 			if bar == nil && e.Total > 0 {
@@ -173,15 +179,15 @@ func runIngest(ctx context.Context, stdio IO, k *quarry.KB, req quarry.IngestReq
 	}
 	if tty {
 		for _, e := range errs {
-			fmt.Fprintf(stdio.Err, "error: %s\n", e)
+			fmt.Fprintln(stdio.Err, e)
 		}
 	}
 	if err != nil {
 		return rep, cliErr(err)
 	}
 	if !asJSON {
-		fmt.Fprintf(stdio.Out, "%d files: %d written, %d unchanged, %d pruned, %d failed; %d chunks (%d embedded) in %s, %.0f chunks/s\n",
-			rep.Files, rep.Written, rep.Skipped, rep.Pruned, rep.Failed, rep.Chunks, rep.Embedded, rep.Duration.Round(time.Millisecond), rep.ChunksPer)
+		fmt.Fprintf(stdio.Out, "%d files: %d written, %d unchanged, %d pruned, %d not read, %d without text, %d failed; %d chunks (%d embedded) in %s, %.0f chunks/s\n",
+			rep.Files, rep.Written, rep.Skipped, rep.Pruned, rep.Ignored, rep.NoText, rep.Failed, rep.Chunks, rep.Embedded, rep.Duration.Round(time.Millisecond), rep.ChunksPer)
 	}
 	return rep, nil
 }
