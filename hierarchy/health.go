@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/quarry-rag/quarry/document"
@@ -16,8 +17,19 @@ import (
 )
 
 // TinyChunk is the length, in characters after trimming, below which a
-// chunk is tiny (SEMANTICS §3 and §6).
+// chunk is tiny (SEMANTICS §3 and §6). The audit counts every tiny chunk,
+// as SEMANTICS §6 says; Fix deletes only those without a letter or digit,
+// because a short section such as "Use 8080." is something a person wrote,
+// which the splitters keep and a repair must not drop.
 const TinyChunk = 20
+
+// Markup thresholds: a chunk of at least MarkupMinChars non-space
+// characters of which fewer than MarkupLetterShare are letters is mostly
+// markup, numbers or path data (an SVG read as text, a minified file).
+const (
+	MarkupMinChars    = 80
+	MarkupLetterShare = 0.45
+)
 
 // Severities of a finding.
 const (
@@ -29,6 +41,7 @@ const (
 const (
 	CheckBrokenParent    = "broken_parent"
 	CheckTinyChunks      = "tiny_or_empty_chunks"
+	CheckMarkup          = "markup_chunks"
 	CheckDuplicateNames  = "duplicate_node_names"
 	CheckEmbeddingModel  = "embedding_model"
 	CheckOrphanNodes     = "orphan_nodes"
@@ -161,7 +174,9 @@ func (h *Hierarchy) Audit(ctx context.Context, opt AuditOptions) (*Report, error
 
 	// Chunks.
 	cfg := h.coll.Config()
-	tiny := Finding{Check: CheckTinyChunks, Severity: Serious, Fixable: true, Advice: "--fix deletes them (they carry no searchable text)"}
+	tiny := Finding{Check: CheckTinyChunks, Severity: Serious, Fixable: true,
+		Advice: "--fix deletes those without a letter or digit; short text is kept (a person wrote it): give its section more text, or join it to a neighbour, in the source"}
+	markup := Finding{Check: CheckMarkup, Severity: Warning, Advice: "mostly markup, numbers or path data: leave such files out (--exclude) or check how their format is read"}
 	noSrc := Finding{Check: CheckNoSource, Severity: Warning, Advice: "re-add them with a source name so answers can cite them"}
 	model := Finding{Check: CheckEmbeddingModel, Severity: Serious}
 	unattached := Finding{Check: CheckUnattached, Severity: Warning, Fixable: true, Advice: "--fix hangs them under their folder's node"}
@@ -175,10 +190,16 @@ func (h *Hierarchy) Audit(ctx context.Context, opt AuditOptions) (*Report, error
 		for _, d := range docs {
 			rep.Chunks++
 			stored[d.ID] = true
-			if utf8.RuneCountInString(strings.TrimSpace(d.Content)) < TinyChunk {
+			if text := strings.TrimSpace(d.Content); utf8.RuneCountInString(text) < TinyChunk {
 				tiny.Count++
-				tiny.Items = append(tiny.Items, fmt.Sprintf("%s (%s: %q)", d.ID, d.SourceName, strings.TrimSpace(d.Content)))
-				tiny.ids = append(tiny.ids, d.ID)
+				tiny.Items = append(tiny.Items, fmt.Sprintf("%s (%s: %q)", d.ID, d.SourceName, text))
+				if !hasWord(text) {
+					tiny.ids = append(tiny.ids, d.ID)
+				}
+			}
+			if mostlyMarkup(d.Content) {
+				markup.Count++
+				markup.Items = append(markup.Items, fmt.Sprintf("%s (%s: %q)", d.ID, d.SourceName, clip(d.Content, 60)))
 			}
 			if strings.TrimSpace(d.SourceName) == "" || strings.TrimSpace(d.SourceType) == "" {
 				noSrc.Count++
@@ -232,26 +253,30 @@ func (h *Hierarchy) Audit(ctx context.Context, opt AuditOptions) (*Report, error
 			}
 		}
 	}
-	for _, f := range []Finding{broken, tiny, dups, model, orphans, noSrc, noTrig, missing, stale, unattached, dangling} {
+	for _, f := range []Finding{broken, tiny, dups, model, orphans, noSrc, noTrig, missing, stale, unattached, dangling, markup} {
 		rep.add(f)
 	}
 	rep.OK = rep.Serious == 0
 	return rep, nil
 }
 
-// Fix applies the safe repairs of a report: it deletes tiny chunks,
+// Fix applies the safe repairs of a report: it deletes tiny chunks that
+// hold no letter or digit (short text stays),
 // rebuilds stale indexes, hangs unattached chunks under their nodes and
 // drops attachments of deleted chunks, then rebuilds the links. It returns
 // one line per action. Broken parents, duplicate names, orphans, missing
 // files and model mismatches need a person.
 func (h *Hierarchy) Fix(ctx context.Context, rep *Report) ([]string, error) {
 	var done []string
-	if f := rep.Finding(CheckTinyChunks); f != nil {
+	if f := rep.Finding(CheckTinyChunks); f != nil && len(f.ids) > 0 {
 		n, err := h.dropChunks(ctx, f.ids)
 		if err != nil {
 			return done, err
 		}
-		done = append(done, fmt.Sprintf("deleted %d tiny or empty chunks", n))
+		done = append(done, fmt.Sprintf("deleted %d empty chunks (no letter or digit)", n))
+		if kept := f.Count - len(f.ids); kept > 0 {
+			done = append(done, fmt.Sprintf("kept %d short chunks that hold text", kept))
+		}
 		// Checkpoint the write, or the deletion itself leaves the
 		// checkpoint behind the rows.
 		if err := h.coll.Store().Checkpoint(ctx); err != nil {
@@ -346,4 +371,34 @@ func (h *Hierarchy) dropChunks(ctx context.Context, ids []string) (int, error) {
 		return 0, fmt.Errorf("drop tiny chunks: %w", err)
 	}
 	return dropped, nil
+}
+
+// hasWord reports whether text holds a letter or a digit.
+func hasWord(text string) bool {
+	return strings.IndexFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
+// mostlyMarkup is the cheap ratio the audit uses: letters among the
+// non-space characters of a chunk long enough to judge.
+func mostlyMarkup(text string) bool {
+	letters, all := 0, 0
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			continue
+		}
+		all++
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	return all >= MarkupMinChars && float64(letters) < MarkupLetterShare*float64(all)
+}
+
+// clip shortens text to n runes, on one line.
+func clip(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return text
 }

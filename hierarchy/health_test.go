@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quarry-rag/quarry/document"
@@ -31,7 +32,7 @@ func TestHealthFindsAndFixesSeededDefects(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := threeLevels()
-	docs = append(docs, chunk("guides/tiny.md", 0, "  short  ", "Tiny"))
+	docs = append(docs, chunk("guides/tiny.md", 0, "  -- *  ", "Tiny"))
 	if err := c.Upsert(t.Context(), docs); err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +138,48 @@ func TestHealthFindsAndFixesSeededDefects(t *testing.T) {
 	}
 	if after.Links == 0 {
 		t.Errorf("the fix rebuilt no links")
+	}
+}
+
+// TestHealthKeepsShortTextAndFlagsMarkup checks the audit counts a short
+// section as tiny but --fix keeps it (a person wrote "Use 8080."), and
+// flags a chunk that is mostly path data, as an SVG read as text gives.
+func TestHealthKeepsShortTextAndFlagsMarkup(t *testing.T) {
+	b, err := embedded.Open(t.Context(), t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(b)
+	defer s.Close()
+	c, err := s.CreateCollection(t.Context(), store.CollectionConfig{Name: "kb", Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := "M12.5 3.25L4 5.75C3.1 6.2 2.4 7.3 2.4 8.4V15.6C2.4 16.7 3.1 17.8 4 18.25L12.5 20.75C13.4 21.1 14.6 21.1 15.5 20.75L24 18.25"
+	docs := []*document.Document{
+		chunk("port.md", 0, "## Port\n\nUse 8080.", "Port"),
+		chunk("icon.md", 0, svg, "Icon"),
+		chunk("guide.md", 0, "The installer asks for a folder, then copies the files and starts the service.", "Guide"),
+	}
+	if err := c.Upsert(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	h := open(t, c)
+	rep, err := h.Audit(t.Context(), hierarchy.AuditOptions{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.Finding(hierarchy.CheckTinyChunks); f == nil || f.Count != 1 {
+		t.Errorf("tiny: %+v", f)
+	}
+	if f := rep.Finding(hierarchy.CheckMarkup); f == nil || f.Count != 1 || !strings.Contains(f.Items[0], "icon.md") {
+		t.Errorf("markup: %+v", f)
+	}
+	done, err := h.Fix(t.Context(), rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Count(t.Context(), nil); n != 3 {
+		t.Errorf("the fix deleted text a person wrote: %d chunks left, %v", n, done)
 	}
 }

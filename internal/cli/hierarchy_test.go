@@ -134,7 +134,7 @@ func TestHealthCommand(t *testing.T) {
 	docs := t.TempDir()
 	kb := filepath.Join(t.TempDir(), "kb")
 	files := maps(handbook)
-	files["guides/tiny.txt"] = "  short  "
+	files["guides/tiny.txt"] = "  -- * --  "
 	writeFiles(t, docs, files)
 	if code, out, errOut := run(t, "", "ingest", docs, "--kb", kb); code != 0 {
 		t.Fatalf("ingest: %d %q %q", code, out, errOut)
