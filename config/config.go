@@ -4,6 +4,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -114,9 +115,10 @@ func Defaults() Config {
 var sections = []string{"chunking", "search", "ingest"}
 
 // Load resolves the settings of the knowledge base in dir (which may not
-// exist yet: then only defaults and the environment apply). environ is the
-// environment to read (os.Environ when nil). Unknown keys in the file are
-// errors, so a typo is never silently ignored.
+// exist yet, or be "" for none: then only defaults and the environment
+// apply). environ is the environment to read (os.Environ when nil).
+// Unknown keys in the file are errors, so a typo is never silently
+// ignored.
 func Load(dir string, environ func() []string) (Config, error) {
 	k := koanf.New(".")
 	def := Defaults()
@@ -124,19 +126,15 @@ func Load(dir string, environ func() []string) (Config, error) {
 		return Config{}, fmt.Errorf("config defaults: %w", err)
 	}
 	origins := map[string]string{}
-	path := filepath.Join(dir, FileName)
-	if _, err := os.Stat(path); err == nil {
-		if err := k.Load(file.Provider(path), toml.Parser()); err != nil {
-			return Config{}, fmt.Errorf("read %s: %w", path, err)
+	// Without a knowledge base directory (a store URL alone) only the
+	// defaults and the environment apply, never a config.toml that happens
+	// to sit in the working directory.
+	path := ""
+	if dir != "" {
+		path = filepath.Join(dir, FileName)
+		if err := loadFile(k, path, origins); err != nil {
+			return Config{}, err
 		}
-		kf := koanf.New(".")
-		if err := kf.Load(file.Provider(path), toml.Parser()); err == nil {
-			for _, key := range kf.Keys() {
-				origins[key] = path
-			}
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return Config{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	if environ == nil {
 		environ = os.Environ
@@ -163,7 +161,7 @@ func Load(dir string, environ func() []string) (Config, error) {
 		TagName:          "koanf",
 	}})
 	if err != nil {
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
+		return Config{}, fmt.Errorf("config %s: %w", cmp.Or(path, "(environment)"), err)
 	}
 	if len(origins) > 0 {
 		c.origins = origins
@@ -173,9 +171,28 @@ func Load(dir string, environ func() []string) (Config, error) {
 		if errors.As(err, &se) && strings.HasPrefix(origins[se.key], "QUARRY_") {
 			return Config{}, fmt.Errorf("environment variable %s: %w", origins[se.key], err)
 		}
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
+		return Config{}, fmt.Errorf("config %s: %w", cmp.Or(path, "(environment)"), err)
 	}
 	return c, nil
+}
+
+// loadFile loads path into k when it exists, noting the keys it sets.
+func loadFile(k *koanf.Koanf, path string, origins map[string]string) error {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := k.Load(file.Provider(path), toml.Parser()); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	kf := koanf.New(".")
+	if err := kf.Load(file.Provider(path), toml.Parser()); err == nil {
+		for _, key := range kf.Keys() {
+			origins[key] = path
+		}
+	}
+	return nil
 }
 
 // envKey maps QUARRY_SEARCH_TOP_K to search.top_k. Variables that name no

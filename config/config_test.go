@@ -111,3 +111,15 @@ func TestFindKB(t *testing.T) {
 		t.Errorf("QUARRY_KB: %s %v", dir, found)
 	}
 }
+
+// TestLoadWithoutDir checks a knowledge base with no directory (a store URL
+// alone) reads no config.toml from the working directory.
+func TestLoadWithoutDir(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, FileName), []byte("bogus = 1\n"), 0o644)
+	t.Chdir(dir)
+	c, err := Load("", environ("QUARRY_SEARCH_TOP_K=4"))
+	if err != nil || c.Search.TopK != 4 || c.Embedder != Defaults().Embedder {
+		t.Errorf("Load(\"\"): %+v %v", c, err)
+	}
+}
