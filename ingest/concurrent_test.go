@@ -42,7 +42,10 @@ func TestConcurrentWriters(t *testing.T) {
 			for j := range 8 {
 				d := document.New(fmt.Sprintf("an added note %d-%d about parcels", i, j))
 				d.ID = fmt.Sprintf("add-%d-%d", i, j)
-				v, _ := srv.emb.Embed(ctx, []string{d.Content})
+				v, err := srv.emb.Embed(ctx, []string{d.Content})
+				if err != nil { // the ingestions are done and ctx is cancelled
+					return
+				}
 				d.Embedding = v[0]
 				docs = append(docs, d)
 			}
