@@ -92,6 +92,10 @@ type IngestRequest struct {
 	// Include and Exclude narrow the files taken from folders, after the
 	// configured patterns (load.Selection).
 	Include, Exclude []string
+	// Prefix names this run's sources Prefix/name; Replace lets its files
+	// take over names other files hold (ingest.ErrNameTaken otherwise).
+	Prefix  string
+	Replace bool
 	// Progress receives the run's events; nil for none.
 	Progress func(ingest.Event)
 	// Hierarchy receives the knowledge hierarchy's refresh when the run
@@ -126,6 +130,7 @@ func (kb *KB) Ingest(ctx context.Context, sc Scope, req IngestRequest) (*ingest.
 func (kb *KB) runOptions(c *store.Collection, req IngestRequest) (ingest.Options, error) {
 	opt := kb.IngestOptions(c)
 	opt.Metadata, opt.Prune, opt.Progress = req.Metadata, req.Prune, req.Progress
+	opt.Prefix, opt.Replace = req.Prefix, req.Replace
 	run := load.Selection{Include: req.Include, Exclude: req.Exclude}
 	opt.Select = opt.Select.Plus(run)
 	if err := opt.Select.Check(); err != nil {
@@ -148,7 +153,8 @@ func (kb *KB) runOptions(c *store.Collection, req IngestRequest) (ingest.Options
 			}
 		}
 		opt.Jobs = js
-		params := ingest.Params{Roots: abs, Collection: c.Name(), Meta: req.Metadata, Prune: req.Prune, Include: req.Include, Exclude: req.Exclude}
+		params := ingest.Params{Roots: abs, Collection: c.Name(), Meta: req.Metadata, Prune: req.Prune, Include: req.Include, Exclude: req.Exclude,
+			Prefix: req.Prefix, Replace: req.Replace}
 		if opt.JobParams, err = params.Marshal(); err != nil {
 			return opt, err
 		}

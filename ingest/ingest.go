@@ -47,6 +47,12 @@ type Options struct {
 	// Chunking sets the token budget of the splitters (zero: the
 	// defaults, 512 tokens with 64 overlap).
 	Chunking split.RecursiveConfig
+	// Prefix namespaces the sources of this run: each is named
+	// Prefix/name, so two folders holding a README.md can both be kept.
+	Prefix string
+	// Replace lets a file take over a source name that another file holds
+	// (ErrNameTaken otherwise).
+	Replace bool
 	// Splitter names the splitter (chunking.splitter): "auto" or "" picks
 	// one by kind (SplitterFor); recursive, markdown, code, sentence or
 	// delimiter cut every file.
@@ -172,6 +178,13 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	r.known = make(map[document.Source]string, len(states))
 	for _, s := range states {
 		r.known[s.Source] = s.Hash
+	}
+	if r.origins, err = claimNames(entries, states, opt); err != nil {
+		return nil, err
+	}
+	r.roots = make([]string, len(roots))
+	for i, root := range roots {
+		r.roots[i] = originOf(root)
 	}
 	if err := r.startJob(ctx); err != nil {
 		return nil, err
@@ -304,6 +317,10 @@ type run struct {
 	job *store.Job
 	// beatStop ends the job's heartbeat; beatDone closes when it has.
 	beatStop, beatDone chan struct{}
+	// origins maps each source of the run to the file it is read from;
+	// roots are the run's roots, resolved the same way.
+	origins map[document.Source]string
+	roots   []string
 }
 
 // prepared is one file after reading and splitting.
@@ -521,7 +538,7 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 	r.mu.Unlock()
 	// A file without chunks keeps its hash and no chunks, so it is not
 	// read again.
-	r.pending = append(r.pending, store.SourceUpdate{Source: src, Hash: p.hash, Docs: p.chunks})
+	r.pending = append(r.pending, store.SourceUpdate{Source: src, Hash: p.hash, Docs: p.chunks, Origin: r.origins[src]})
 	r.pendingChunks += len(p.chunks)
 	r.emit(Event{Event: "file", Path: p.res.Path})
 	if r.pendingChunks >= flushBatches*r.opt.BatchSize {
@@ -597,11 +614,14 @@ func (r *run) commit(ctx context.Context, group []store.SourceUpdate) error {
 	return nil
 }
 
-// prune deletes file sources the walk did not see.
+// prune deletes file sources the walk did not see, among those read from
+// under this run's roots (and those whose file was never recorded, as
+// before origins were): another folder's sources are not this run's to
+// prune.
 func (r *run) prune(ctx context.Context, states []store.SourceState) error {
 	var gone []store.SourceUpdate
 	for _, s := range states {
-		if s.Source.Type == document.SourceFile && !r.seen[s.Source] {
+		if s.Source.Type == document.SourceFile && !r.seen[s.Source] && (s.Origin == "" || under(s.Origin, r.roots)) {
 			gone = append(gone, store.SourceUpdate{Source: s.Source})
 		}
 	}

@@ -18,6 +18,8 @@ type Params struct {
 	Prune      bool           `json:"prune,omitempty"`
 	Include    []string       `json:"include,omitempty"`
 	Exclude    []string       `json:"exclude,omitempty"`
+	Prefix     string         `json:"prefix,omitempty"`
+	Replace    bool           `json:"replace,omitempty"`
 }
 
 // Marshal encodes the parameters for Options.JobParams.

@@ -14,6 +14,10 @@ type SourceState struct {
 	Source document.Source `json:"source"`
 	Hash   string          `json:"hash"`
 	Chunks int             `json:"chunks"`
+	// Origin is the file the source was read from (an absolute path), so
+	// a later run can tell another file of the same name from it; "" when
+	// not recorded.
+	Origin string `json:"origin,omitempty"`
 }
 
 // SourceUpdate replaces every chunk of one source and records its hash. An
@@ -23,6 +27,8 @@ type SourceUpdate struct {
 	Source document.Source
 	Hash   string
 	Docs   []*document.Document
+	// Origin is the file the source was read from (SourceState.Origin).
+	Origin string
 }
 
 // SourceSyncer is implemented by backends that track sources and replace

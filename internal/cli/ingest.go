@@ -20,14 +20,16 @@ import (
 
 func newIngestCmd(stdio IO) *cobra.Command {
 	var (
-		f      kbFlags
-		metas  []string
-		prune  bool
-		watch  bool
-		asJSON bool
-		every  time.Duration
-		resume bool
-		sel    load.Selection
+		f       kbFlags
+		metas   []string
+		prune   bool
+		watch   bool
+		asJSON  bool
+		every   time.Duration
+		resume  bool
+		sel     load.Selection
+		prefix  string
+		replace bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -55,7 +57,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 				if err != nil {
 					return err
 				}
-				args, prune = p.Roots, p.Prune
+				args, prune, prefix, replace = p.Roots, p.Prune, p.Prefix, p.Replace
 				sel = load.Selection{Include: p.Include, Exclude: p.Exclude}
 				f.collection = p.Collection
 				metas = nil
@@ -84,7 +86,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			}
 			defer k.Close()
 			req := quarry.IngestRequest{Paths: args, Metadata: meta, Prune: prune, Include: sel.Include, Exclude: sel.Exclude,
-				Hierarchy: reportHierarchy(stdio, asJSON)}
+				Prefix: prefix, Replace: replace, Hierarchy: reportHierarchy(stdio, asJSON)}
 			for {
 				rep, err := runIngest(ctx, stdio, k, req, asJSON)
 				if err != nil {
@@ -113,6 +115,8 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	cmd.Flags().DurationVar(&every, "watch-interval", 2*time.Second, "how often --watch looks for changes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print progress as JSON lines")
 	cmd.Flags().BoolVar(&resume, "resume", false, "re-run the last interrupted ingestion with its paths and options")
+	cmd.Flags().StringVar(&prefix, "prefix", "", "name this run's sources PREFIX/path, so folders with files of the same names can share a collection")
+	cmd.Flags().BoolVar(&replace, "replace", false, "let these files take over source names that other files hold (refused otherwise)")
 	return cmd
 }
 

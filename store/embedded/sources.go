@@ -15,7 +15,7 @@ func (b *Backend) Sources(ctx context.Context, name string) ([]store.SourceState
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.r.QueryContext(ctx, `SELECT source_type, source_name, hash, chunks FROM sources WHERE collection_id = ? ORDER BY source_type, source_name`, c.cid)
+	rows, err := b.r.QueryContext(ctx, `SELECT source_type, source_name, hash, chunks, origin FROM sources WHERE collection_id = ? ORDER BY source_type, source_name`, c.cid)
 	if err != nil {
 		return nil, fmt.Errorf("read sources: %w", err)
 	}
@@ -23,7 +23,7 @@ func (b *Backend) Sources(ctx context.Context, name string) ([]store.SourceState
 	var out []store.SourceState
 	for rows.Next() {
 		var s store.SourceState
-		if err := rows.Scan(&s.Source.Type, &s.Source.Name, &s.Hash, &s.Chunks); err != nil {
+		if err := rows.Scan(&s.Source.Type, &s.Source.Name, &s.Hash, &s.Chunks, &s.Origin); err != nil {
 			return nil, fmt.Errorf("read sources: %w", err)
 		}
 		out = append(out, s)
@@ -76,9 +76,9 @@ func (b *Backend) ReplaceSources(ctx context.Context, name string, updates []sto
 			if p.u.Hash == "" {
 				_, err = tx.ExecContext(ctx, `DELETE FROM sources WHERE collection_id = ? AND source_type = ? AND source_name = ?`, c.cid, p.u.Source.Type, p.u.Source.Name)
 			} else {
-				_, err = tx.ExecContext(ctx, `INSERT INTO sources(collection_id, source_type, source_name, hash, chunks) VALUES (?, ?, ?, ?, ?)
-					ON CONFLICT(collection_id, source_type, source_name) DO UPDATE SET hash = excluded.hash, chunks = excluded.chunks`,
-					c.cid, p.u.Source.Type, p.u.Source.Name, p.u.Hash, len(p.u.Docs))
+				_, err = tx.ExecContext(ctx, `INSERT INTO sources(collection_id, source_type, source_name, hash, chunks, origin) VALUES (?, ?, ?, ?, ?, ?)
+					ON CONFLICT(collection_id, source_type, source_name) DO UPDATE SET hash = excluded.hash, chunks = excluded.chunks, origin = excluded.origin`,
+					c.cid, p.u.Source.Type, p.u.Source.Name, p.u.Hash, len(p.u.Docs), p.u.Origin)
 			}
 			if err != nil {
 				return fmt.Errorf("record source %s: %w", p.u.Source.Name, err)

@@ -120,6 +120,10 @@ func openDB(ctx context.Context, path string, rd readerOptions) (w, r *sql.DB, e
 		w.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := addColumn(ctx, w, "sources", "origin", "TEXT NOT NULL DEFAULT ''"); err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
 	rq := url.Values{}
 	for _, p := range []string{"foreign_keys(1)", "busy_timeout(10000)", "query_only(1)"} {
 		rq.Add("_pragma", p)
@@ -141,6 +145,33 @@ func openDB(ctx context.Context, path string, rd readerOptions) (w, r *sql.DB, e
 	}
 	r.SetMaxOpenConns(4)
 	return w, r, nil
+}
+
+// addColumn adds a column a newer Quarry keeps to a table of an older
+// database, in place: additions only, so the schema version stays and an
+// older Quarry still reads the database.
+func addColumn(ctx context.Context, db *sql.DB, table, column, decl string) error {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+	if err != nil {
+		return fmt.Errorf("read the columns of %s: %w", table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return fmt.Errorf("read the columns of %s: %w", table, err)
+		}
+		if name == column {
+			return nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the columns of %s: %w", table, err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, table, column, decl)); err != nil {
+		return fmt.Errorf("add %s.%s: %w", table, column, err)
+	}
+	return nil
 }
 
 func checkVersion(ctx context.Context, db *sql.DB) error {

@@ -329,7 +329,7 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 		if u.Hash == "" {
 			delete(c.sources, u.Source)
 		} else {
-			c.sources[u.Source] = store.SourceState{Source: u.Source, Hash: u.Hash, Chunks: len(u.Docs)}
+			c.sources[u.Source] = store.SourceState{Source: u.Source, Hash: u.Hash, Chunks: len(u.Docs), Origin: u.Origin}
 		}
 	}
 	return nil

@@ -46,6 +46,8 @@ type Backend struct {
 	// copyMin is the batch size from which writes use COPY (copyThreshold;
 	// benchmarks move it to time both paths).
 	copyMin int
+	// origins is set when quarry_sources has its origin column.
+	origins bool
 }
 
 // conn is what both a pool and a transaction offer; Begin on a transaction
@@ -93,8 +95,23 @@ func (b *Backend) open(ctx context.Context) error {
 	if err := b.checkSchema(ctx); err != nil {
 		return err
 	}
+	b.origins = b.detectOrigins(ctx)
 	b.bm25, err = b.detectBM25(ctx)
 	return err
+}
+
+// detectOrigins reports whether quarry_sources records each source's file
+// (the origin column, added in place to stores set up before it). A role
+// without the right to add it leaves origins unrecorded until `quarry
+// setup` runs again; every other feature works as before.
+func (b *Backend) detectOrigins(ctx context.Context) bool {
+	var n int
+	err := b.db.QueryRow(ctx, `SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass('quarry_sources') AND attname = 'origin' AND NOT attisdropped`).Scan(&n)
+	if err == nil && n == 1 {
+		return true
+	}
+	_, err = b.db.Exec(ctx, `ALTER TABLE quarry_sources ADD COLUMN IF NOT EXISTS origin text NOT NULL DEFAULT ''`)
+	return err == nil
 }
 
 // WithTx returns a view of the store whose reads and writes run inside tx:
@@ -102,7 +119,7 @@ func (b *Backend) open(ctx context.Context) error {
 // caller's transaction decides whether anything is committed. Like tx
 // itself, the view is for one goroutine; closing it does not end tx.
 func (b *Backend) WithTx(tx pgx.Tx) *Backend {
-	return &Backend{db: tx, bm25: b.bm25, copyMin: b.copyMin}
+	return &Backend{db: tx, bm25: b.bm25, copyMin: b.copyMin, origins: b.origins}
 }
 
 // Begin starts a transaction for WithTx.

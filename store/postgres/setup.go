@@ -135,8 +135,10 @@ CREATE TABLE IF NOT EXISTS quarry_sources (
 	source_name   text NOT NULL,
 	hash          text NOT NULL,
 	chunks        integer NOT NULL,
+	origin        text NOT NULL DEFAULT '',
 	PRIMARY KEY (collection_id, source_type, source_name)
 );
+ALTER TABLE quarry_sources ADD COLUMN IF NOT EXISTS origin text NOT NULL DEFAULT '';
 CREATE TABLE IF NOT EXISTS quarry_embedding_cache (
 	model  text NOT NULL,
 	key    text NOT NULL,

@@ -122,13 +122,17 @@ func (b *Backend) Sources(ctx context.Context, name string) ([]store.SourceState
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.db.Query(ctx, `SELECT source_type, source_name, hash, chunks FROM quarry_sources WHERE collection_id = $1 ORDER BY source_type, source_name`, ci.id)
+	origin := `''`
+	if b.origins {
+		origin = "origin"
+	}
+	rows, err := b.db.Query(ctx, `SELECT source_type, source_name, hash, chunks, `+origin+` FROM quarry_sources WHERE collection_id = $1 ORDER BY source_type, source_name`, ci.id)
 	if err != nil {
 		return nil, fmt.Errorf("read sources: %w", err)
 	}
 	var out []store.SourceState
 	var st store.SourceState
-	_, err = pgx.ForEachRow(rows, []any{&st.Source.Type, &st.Source.Name, &st.Hash, &st.Chunks}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&st.Source.Type, &st.Source.Name, &st.Hash, &st.Chunks, &st.Origin}, func() error {
 		out = append(out, st)
 		return nil
 	})
@@ -154,6 +158,10 @@ func (b *Backend) ReplaceSources(ctx context.Context, name string, updates []sto
 		docs = append(docs, u.Docs...)
 		if u.Hash == "" {
 			sources.Queue(`DELETE FROM quarry_sources WHERE collection_id = $1 AND source_type = $2 AND source_name = $3`, ci.id, u.Source.Type, u.Source.Name)
+		} else if b.origins {
+			sources.Queue(`INSERT INTO quarry_sources(collection_id, source_type, source_name, hash, chunks, origin) VALUES ($1, $2, $3, $4, $5, $6)
+				ON CONFLICT (collection_id, source_type, source_name) DO UPDATE SET hash = excluded.hash, chunks = excluded.chunks, origin = excluded.origin`,
+				ci.id, u.Source.Type, u.Source.Name, u.Hash, len(u.Docs), u.Origin)
 		} else {
 			sources.Queue(`INSERT INTO quarry_sources(collection_id, source_type, source_name, hash, chunks) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT (collection_id, source_type, source_name) DO UPDATE SET hash = excluded.hash, chunks = excluded.chunks`,

@@ -927,7 +927,7 @@ func testReplaceSources(t *testing.T, s *store.Store) {
 	a := document.Source{Type: "file", Name: "a.md"}
 	b := document.Source{Type: "file", Name: "b.md"}
 	err := c.ReplaceSources(ctx(t), []store.SourceUpdate{
-		{Source: a, Hash: "ha1", Docs: sourceDocs(a, 3, "v1")},
+		{Source: a, Hash: "ha1", Docs: sourceDocs(a, 3, "v1"), Origin: "/team-a/a.md"},
 		{Source: b, Hash: "hb1", Docs: sourceDocs(b, 2, "v1")},
 	})
 	if err != nil {
@@ -939,6 +939,11 @@ func testReplaceSources(t *testing.T, s *store.Store) {
 	}
 	if len(states) != 2 || states[0].Source != a || states[0].Hash != "ha1" || states[0].Chunks != 3 || states[1].Hash != "hb1" {
 		t.Errorf("sources %+v", states)
+	}
+	// The file a source was read from comes back, so a later run can tell
+	// another file of the same name from it.
+	if states[0].Origin != "/team-a/a.md" || states[1].Origin != "" {
+		t.Errorf("origins %q, %q", states[0].Origin, states[1].Origin)
 	}
 	// A new version of a replaces all of its chunks, even when it has fewer.
 	if err := c.ReplaceSources(ctx(t), []store.SourceUpdate{{Source: a, Hash: "ha2", Docs: sourceDocs(a, 1, "v2")}}); err != nil {
