@@ -72,6 +72,8 @@ type IngestInput struct {
 	Metadata   map[string]any `json:"metadata,omitempty" jsonschema:"metadata added to every chunk: strings, numbers, booleans or lists of strings"`
 	Include    []string       `json:"include,omitempty" jsonschema:"take only files matching one of these .gitignore-style patterns (e.g. *.md), relative to each folder"`
 	Exclude    []string       `json:"exclude,omitempty" jsonschema:"leave out files and folders matching these .gitignore-style patterns (e.g. drafts/)"`
+	Prefix     string         `json:"prefix,omitempty" jsonschema:"name this run's sources PREFIX/path, so folders with files of the same names can share a collection"`
+	Replace    bool           `json:"replace,omitempty" jsonschema:"let these files take over source names other files hold (refused otherwise)"`
 }
 
 // IngestOutput is the structured result of knowledge_ingest.
@@ -424,10 +426,12 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 		opt.Metadata = in.Metadata
 	}
 	opt.Select = opt.Select.Plus(load.Selection{Include: in.Include, Exclude: in.Exclude})
+	opt.Prefix, opt.Replace = in.Prefix, in.Replace
 	if err := opt.Select.Check(); err != nil {
 		return nil, out, err
 	}
-	if opt.JobParams, err = (ingest.Params{Roots: paths, Collection: c.Name(), Meta: opt.Metadata, Include: in.Include, Exclude: in.Exclude}).Marshal(); err != nil {
+	if opt.JobParams, err = (ingest.Params{Roots: paths, Collection: c.Name(), Meta: opt.Metadata, Include: in.Include, Exclude: in.Exclude,
+		Prefix: in.Prefix, Replace: in.Replace}).Marshal(); err != nil {
 		return nil, out, err
 	}
 	st, err := s.jobs.Start(ctx, paths, opt, func(rep *ingest.Report, err error) {

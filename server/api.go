@@ -169,6 +169,8 @@ type IngestBody struct {
 	Metadata Metadata `json:"metadata,omitempty" doc:"Metadata added to every chunk"`
 	Include  []string `json:"include,omitempty" doc:"Take only files matching one of these .gitignore-style patterns (e.g. *.md), relative to each folder"`
 	Exclude  []string `json:"exclude,omitempty" doc:"Leave out files and folders matching these .gitignore-style patterns (e.g. drafts/)"`
+	Prefix   string   `json:"prefix,omitempty" maxLength:"200" doc:"Name this run's sources PREFIX/path, so folders with files of the same names can share a collection"`
+	Replace  bool     `json:"replace,omitempty" doc:"Let these files take over source names other files hold (refused otherwise, with 409)"`
 }
 
 // Thread is a conversation.

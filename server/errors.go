@@ -135,6 +135,8 @@ func fromLibrary(err error) *Error {
 		return apiError(http.StatusGatewayTimeout, CodeTimeout, "the request took longer than the server allows: "+err.Error())
 	case errors.As(err, &fe), errors.As(err, &se):
 		return apiError(http.StatusBadRequest, CodeInvalidFilter, err.Error())
+	case errors.Is(err, ingest.ErrNameTaken):
+		return apiError(http.StatusConflict, CodeConflict, err.Error())
 	case errors.Is(err, quarry.ErrForbidden):
 		return apiError(http.StatusForbidden, CodeForbidden, err.Error())
 	case errors.Is(err, ingest.ErrOutOfScope):

@@ -139,7 +139,7 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 		}
 		sources[i] = prefix + f.name
 	}
-	started, err := s.startJob(ctx, p, c, []string{dir}, map[string]any(meta), load.Selection{}, func() { os.RemoveAll(dir) })
+	started, err := s.startJob(ctx, p, c, []string{dir}, map[string]any(meta), load.Selection{}, naming{}, func() { os.RemoveAll(dir) })
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 	if err := sel.Check(); err != nil {
 		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, err.Error())
 	}
-	started, err := s.startJob(ctx, p, c, paths, map[string]any(in.Body.Metadata), sel, nil)
+	started, err := s.startJob(ctx, p, c, paths, map[string]any(in.Body.Metadata), sel, naming{in.Body.Prefix, in.Body.Replace}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,13 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 // startJob runs an ingestion in a goroutine the server owns and returns
 // once the job is recorded; cleanup, for uploads, removes their files when
 // it ends.
-func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, roots []string, meta map[string]any, sel load.Selection, cleanup func()) (JobStarted, error) {
+// naming is how a run names its sources (ingest.Options.Prefix, Replace).
+type naming struct {
+	prefix  string
+	replace bool
+}
+
+func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, roots []string, meta map[string]any, sel load.Selection, nm naming, cleanup func()) (JobStarted, error) {
 	uploaded := cleanup != nil
 	if cleanup == nil {
 		cleanup = func() {}
@@ -286,11 +292,16 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 		opt.Metadata = meta
 	}
 	opt.Select = opt.Select.Plus(sel)
+	opt.Prefix, opt.Replace = nm.prefix, nm.replace
 	if uploaded {
-		// Uploaded files were chosen by the caller, one by one.
+		// Uploaded files were chosen by the caller, one by one, and each
+		// upload is a new folder: a file uploaded again replaces its
+		// source, as the endpoint promises.
 		opt.Select = load.Selection{}
+		opt.Replace = true
 	}
-	if opt.JobParams, err = (ingest.Params{Roots: roots, Collection: c.Name(), Meta: opt.Metadata, Include: sel.Include, Exclude: sel.Exclude}).Marshal(); err != nil {
+	if opt.JobParams, err = (ingest.Params{Roots: roots, Collection: c.Name(), Meta: opt.Metadata, Include: sel.Include, Exclude: sel.Exclude,
+		Prefix: opt.Prefix, Replace: opt.Replace}).Marshal(); err != nil {
 		cleanup()
 		return JobStarted{}, fromLibrary(err)
 	}
