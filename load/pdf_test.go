@@ -17,26 +17,60 @@ import (
 	"github.com/quarry-rag/quarry/split"
 )
 
+// pdfFile writes a PDF by hand: numbered objects, then the cross-reference
+// table and the trailer.
+type pdfFile struct {
+	b       bytes.Buffer
+	offsets []int
+}
+
+func newPDF() *pdfFile {
+	p := &pdfFile{}
+	p.b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	return p
+}
+
+// obj writes the next object and returns its number.
+func (p *pdfFile) obj(body string) int {
+	p.offsets = append(p.offsets, p.b.Len())
+	fmt.Fprintf(&p.b, "%d 0 obj\n%s\nendobj\n", len(p.offsets), body)
+	return len(p.offsets)
+}
+
+// stream writes a stream object of data with the dictionary entries dict.
+func (p *pdfFile) stream(dict string, data []byte) int {
+	p.offsets = append(p.offsets, p.b.Len())
+	fmt.Fprintf(&p.b, "%d 0 obj\n<< /Length %d %s>>\nstream\n", len(p.offsets), len(data), dict)
+	p.b.Write(data)
+	p.b.WriteString("\nendstream\nendobj\n")
+	return len(p.offsets)
+}
+
+// bytes ends the file, with trailer entries extra beside /Size and /Root.
+func (p *pdfFile) bytes(extra string) []byte {
+	xref := p.b.Len()
+	fmt.Fprintf(&p.b, "xref\n0 %d\n0000000000 65535 f \n", len(p.offsets)+1)
+	for _, off := range p.offsets {
+		fmt.Fprintf(&p.b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&p.b, "trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n", len(p.offsets)+1, extra, xref)
+	return p.b.Bytes()
+}
+
 // makePDF writes a minimal PDF by hand: one page per entry of pages, each
 // line of an entry set in Helvetica. With encrypt set, the document is
 // protected by the standard security handler (RC4, revision 2) with the
 // user password "secret".
 func makePDF(pages []string, encrypt bool) []byte {
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	p := newPDF()
 	n := len(pages)
 	kids := make([]string, n)
 	for i := range pages {
 		kids[i] = fmt.Sprintf("%d 0 R", 4+2*i)
 	}
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	p.obj("<< /Type /Catalog /Pages 2 0 R >>")
+	p.obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n))
+	p.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
 	for i, text := range pages {
 		var s strings.Builder
 		s.WriteString("BT /F1 12 Tf 14 TL 72 720 Td\n")
@@ -45,50 +79,28 @@ func makePDF(pages []string, encrypt bool) []byte {
 			fmt.Fprintf(&s, "(%s) Tj T*\n", r.Replace(line))
 		}
 		s.WriteString("ET")
-		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
-		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", s.Len(), s.String()))
+		p.obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i))
+		p.stream("", []byte(s.String()))
 	}
 	id := "0123456789abcdef"
-	trailerExtra := ""
+	extra := fmt.Sprintf(" /ID [<%x> <%x>]", id, id)
 	if encrypt {
 		o, u := rc4Keys("secret", "owner", id)
-		obj(fmt.Sprintf("<< /Filter /Standard /V 1 /R 2 /O <%x> /U <%x> /P -4 >>", o, u))
-		trailerExtra = fmt.Sprintf(" /Encrypt %d 0 R", len(offsets))
+		extra += fmt.Sprintf(" /Encrypt %d 0 R", p.obj(fmt.Sprintf("<< /Filter /Standard /V 1 /R 2 /O <%x> /U <%x> /P -4 >>", o, u)))
 	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R /ID [<%x> <%x>]%s >>\nstartxref\n%d\n%%%%EOF\n",
-		len(offsets)+1, id, id, trailerExtra, xref)
-	return b.Bytes()
+	return p.bytes(extra)
 }
 
 // imagePDF is one page that is an image and nothing else, as a scanner
 // writes: an 8×8 grey picture drawn over the page, no text layer.
 func imagePDF() []byte {
-	img := bytes.Repeat([]byte{0x80}, 64)
-	content := "q 468 0 0 648 72 72 cm /Im1 Do Q"
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>")
-	obj(fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %d >>\nstream\n%s\nendstream", len(img), img))
-	obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
+	p := newPDF()
+	p.obj("<< /Type /Catalog /Pages 2 0 R >>")
+	p.obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	p.obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im1 4 0 R >> >> /Contents 5 0 R >>")
+	p.stream("/Type /XObject /Subtype /Image /Width 8 /Height 8 /ColorSpace /DeviceGray /BitsPerComponent 8 ", bytes.Repeat([]byte{0x80}, 64))
+	p.stream("", []byte("q 468 0 0 648 72 72 cm /Im1 Do Q"))
+	return p.bytes("")
 }
 
 // rc4Keys computes the O and U entries of the standard security handler,

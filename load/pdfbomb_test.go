@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -24,28 +23,13 @@ func makeBombPDF(inflated int) []byte {
 		w.Write(chunk)
 	}
 	w.Close()
-	var b bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [4 0 R] /Count 1 >>")
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>")
-	offsets = append(offsets, b.Len())
-	fmt.Fprintf(&b, "5 0 obj\n<< /Length %d /Filter /FlateDecode >>\nstream\n", z.Len())
-	b.Write(z.Bytes())
-	b.WriteString("\nendstream\nendobj\n")
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	return b.Bytes()
+	p := newPDF()
+	p.obj("<< /Type /Catalog /Pages 2 0 R >>")
+	p.obj("<< /Type /Pages /Kids [4 0 R] /Count 1 >>")
+	p.obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+	p.obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>")
+	p.stream("/Filter /FlateDecode ", z.Bytes())
+	return p.bytes("")
 }
 
 // TestPDFMemoryProbe: the size of an instance's memory is readable, so
