@@ -110,13 +110,23 @@ func (kb *KB) collection(ctx context.Context, sc Scope, name string, create bool
 	return c, nil
 }
 
-// filterFor checks a request's filter against the collection's schema and
-// the scope's raw-filter policy, then puts it under the scope's filter.
+// checkFilter checks a request's filter (nil passes) against the
+// collection's schema and the scope's raw-filter policy.
+func checkFilter(sc Scope, f filter.Expr, c *store.Collection) error {
+	if f == nil {
+		return nil
+	}
+	if err := filter.CheckRequest(f, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
+		return fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
+	}
+	return nil
+}
+
+// filterFor checks a request's filter, then puts it under the scope's
+// filter.
 func filterFor(sc Scope, f filter.Expr, c *store.Collection) (filter.Expr, error) {
-	if f != nil {
-		if err := filter.CheckRequest(f, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
-			return nil, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
-		}
+	if err := checkFilter(sc, f, c); err != nil {
+		return nil, err
 	}
 	return filter.Merge(sc.Filter, f), nil
 }
@@ -379,10 +389,9 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 			return nil, err
 		}
 	}
-	if req.Filter != nil {
-		if err := filter.CheckRequest(req.Filter, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
-			return nil, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
-		}
+	// The pipeline puts the filter under the scope (rag.Pipeline.Scope).
+	if err := checkFilter(sc, req.Filter, c); err != nil {
+		return nil, err
 	}
 	chat, err := kb.ChatModel()
 	if err != nil {
@@ -535,12 +544,10 @@ func (kb *KB) Delete(ctx context.Context, sc Scope, req DeleteRequest) (int, err
 	if err != nil {
 		return 0, err
 	}
-	f := req.Filter
-	if f != nil {
-		if err := filter.CheckRequest(f, c.Config().Schema, filter.RequestPolicy{AllowRaw: sc.AllowRawFilters}); err != nil {
-			return 0, fmt.Errorf("invalid filter for collection %q: %w", c.Name(), err)
-		}
+	if err := checkFilter(sc, req.Filter, c); err != nil {
+		return 0, err
 	}
+	f := req.Filter
 	if req.Source != "" {
 		f = filter.Merge(f, filter.Eq("sourceName", req.Source))
 	}
@@ -732,11 +739,7 @@ func (kb *KB) Status(ctx context.Context, sc Scope) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	chat, err := kb.ChatModel()
-	if err != nil {
-		return nil, err
-	}
-	st := &Status{DefaultCollection: kb.DefaultCollection(), Model: kb.emb.Model(), Chat: chat != nil, Collections: cs}
+	st := &Status{DefaultCollection: kb.DefaultCollection(), Model: kb.emb.Model(), Chat: kb.hasChat(), Collections: cs}
 	if !sc.MayReachAll() {
 		return st, nil
 	}

@@ -122,8 +122,12 @@ func Observe(ctx context.Context, h Hooks) context.Context {
 // stage starts a stage under the context's hooks and then the knowledge
 // base's.
 func (kb *KB) stage(ctx context.Context, name string) (context.Context, func(error)) {
+	caller := hooksFrom(ctx)
+	if kb.hooks.Stage == nil && caller.Stage == nil {
+		return ctx, func(error) {} // nothing observes: the common case costs nothing
+	}
 	var ends []func(error)
-	for _, h := range []Hooks{kb.hooks, hooksFrom(ctx)} {
+	for _, h := range []Hooks{kb.hooks, caller} {
 		if h.Stage != nil {
 			var end func(error)
 			ctx, end = h.Stage(ctx, name)
@@ -339,7 +343,7 @@ func New(ctx context.Context, s *store.Store, opts ...Option) (*KB, error) {
 // isStoreURL reports whether target is a store URL rather than a
 // directory.
 func isStoreURL(target string) bool {
-	return strings.Contains(target, "://") || strings.HasPrefix(target, "embedded:") || target == "memory:" || strings.HasPrefix(target, "memory:")
+	return strings.Contains(target, "://") || strings.HasPrefix(target, "embedded:") || strings.HasPrefix(target, "memory:")
 }
 
 func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o options) (*KB, error) {
@@ -383,6 +387,7 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 	case o.chatSpec != nil:
 		kb.chatSpec = *o.chatSpec
 	case o.chatSet:
+		kb.chatSpec = "" // the model given stands for the setting
 		kb.chatOnce.Do(func() { kb.chat = o.chat })
 	}
 	// With post-processors or transforms the operator's specs are checked
@@ -446,6 +451,16 @@ func (kb *KB) ChatModel() (llm.ChatModel, error) {
 		}
 	})
 	return kb.chat, kb.chatErr
+}
+
+// hasChat reports whether answers are written by a chat model, without
+// opening one: reporting it must not need the model's key.
+func (kb *KB) hasChat() bool {
+	if strings.TrimSpace(kb.chatSpec) != "" {
+		return true
+	}
+	m, _ := kb.ChatModel() // set by WithChatModel, or an empty spec: opens nothing
+	return m != nil
 }
 
 // CheckAnswers opens the chat model and checks the knowledge base's own
