@@ -493,11 +493,7 @@ func (kb *KB) TopK() int { return kb.cfg.Search.TopK }
 // with the compiled PDF engine kept in the knowledge base's cache/.
 func (kb *KB) Loader() *load.Loader {
 	kb.loaderOnce.Do(func() {
-		cache := ""
-		if kb.dir != "" {
-			cache = filepath.Join(kb.dir, "cache")
-		}
-		kb.loader = load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: cache})
+		kb.loader = load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir()})
 	})
 	return kb.loader
 }

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -63,8 +64,8 @@ type Config struct {
 	// Roots are the folders the ingest endpoint may read; empty turns the
 	// endpoint off (uploads still work).
 	Roots []string
-	// UploadDir holds uploaded files while they are ingested; a temporary
-	// folder when empty.
+	// UploadDir holds uploaded files while they are ingested: by default
+	// the knowledge base's cache/uploads, else a temporary folder.
 	UploadDir string
 	// Keys are the API keys; nil, or a file without an active key, serves
 	// every request with full rights (see ListenAddr).
@@ -127,6 +128,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if err := cfg.KB.CheckAnswers(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	if cfg.UploadDir == "" && cfg.KB.CacheDir() != "" {
+		cfg.UploadDir = filepath.Join(cfg.KB.CacheDir(), "uploads")
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes

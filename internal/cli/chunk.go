@@ -2,13 +2,10 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,9 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/quarry-rag/quarry/config"
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
-	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/split"
 )
@@ -71,78 +67,27 @@ With --json each chunk is a line:
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := split.New(name, settings.settings(cmd.Flags()))
-			if err != nil {
-				return usageErr(flagNamed(err))
-			}
 			if maxFileSize < 0 {
 				return usageErr(fmt.Errorf("--max-file-size must be 0 (the default, %d bytes) or more, got %d", load.DefaultMaxFileSize, maxFileSize))
 			}
-			// Every path is checked before anything is printed; a file named
-			// on the command line must be read, one found in a folder may be
-			// skipped.
-			named := map[string]bool{}
-			for _, arg := range args {
-				st, err := os.Stat(arg)
-				if err != nil {
-					return fmt.Errorf("chunk: %w", err)
-				}
-				if !st.IsDir() {
-					named[arg] = true
-				}
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			l := load.New(load.Options{MaxFileSize: maxFileSize, CSVPerFile: csvPerFile, CacheDir: chunkCacheDir()})
-			defer l.Close()
 			w := bufio.NewWriter(stdio.Out)
 			p := &chunkPrinter{w: w, json: asJSON}
-			var failed, skipped, notext []string
-			files := 0
-			err = l.Walk(ctx, args, func(r load.Result) error {
-				files++
-				if r.Err != nil {
-					switch {
-					case errors.Is(r.Err, load.ErrNoText):
-						notext = append(notext, r.Err.Error())
-					case errors.Is(r.Err, load.ErrSkipped) && !named[r.Path]:
-						skipped = append(skipped, r.Err.Error())
-					default:
-						failed = append(failed, r.Err.Error())
-					}
-					return nil
-				}
-				chunks, err := splitResult(s, r)
-				if err != nil {
-					failed = append(failed, err.Error())
-					return nil
-				}
-				for _, c := range chunks {
-					if err := p.chunk(c); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			req := quarry.PreviewRequest{Splitter: name, Settings: settings.settings(cmd.Flags()), MaxFileSize: maxFileSize, CSVPerFile: csvPerFile}
+			rep, err := quarry.Preview(cmd.Context(), args, req, p.chunk)
 			if ferr := w.Flush(); err == nil {
 				err = ferr
 			}
 			if err != nil {
-				return fmt.Errorf("chunk: %w", err)
+				return cliErr(fmt.Errorf("chunk: %w", flagNamed(err)))
 			}
-			for _, m := range skipped {
+			for _, m := range rep.Skipped {
 				fmt.Fprintf(stdio.Err, "quarry: skipped %s\n", m)
 			}
-			for _, m := range notext {
+			for _, m := range append(rep.NoText, rep.Failed...) {
 				fmt.Fprintf(stdio.Err, "quarry: %s\n", m)
 			}
-			for _, m := range failed {
-				fmt.Fprintf(stdio.Err, "quarry: %s\n", m)
-			}
-			if len(failed) > 0 {
-				return fmt.Errorf("chunk: %d of %d files failed", len(failed), files)
+			if len(rep.Failed) > 0 {
+				return fmt.Errorf("chunk: %d of %d files failed", len(rep.Failed), rep.Files)
 			}
 			return nil
 		},
@@ -218,35 +163,6 @@ func flagNamed(err error) error {
 		b.WriteRune(r)
 	}
 	return fmt.Errorf("%s: %w", b.String(), err)
-}
-
-// chunkCacheDir is the knowledge base's cache folder when there is one
-// here, so the PDF engine compiled by quarry chunk serves ingestion too;
-// otherwise the loader's default.
-func chunkCacheDir() string {
-	dir, found, err := config.FindKB(".", nil)
-	if err != nil || !found {
-		return ""
-	}
-	cache := filepath.Join(dir, "cache")
-	if st, err := os.Stat(cache); err != nil || !st.IsDir() {
-		return ""
-	}
-	return cache
-}
-
-// splitResult cuts the documents of one file with the splitter ingestion
-// uses for its kind (ingest.SplitterFor), numbering chunks across them (the
-// pages of a PDF). Chunks name the file by the path it was found at.
-func splitResult(s split.Splitter, r load.Result) ([]*document.Document, error) {
-	for _, d := range r.Docs {
-		d.Provenance.Source = filepath.ToSlash(r.Path)
-	}
-	chunks, err := split.SplitAll(ingest.SplitterFor(s, r.Kind), r.Docs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Path, err)
-	}
-	return chunks, nil
 }
 
 // chunkPrinter writes chunks as JSON lines or as text for people.

@@ -1,49 +1,30 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"text/tabwriter"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/eval"
 )
-
-type evalReport struct {
-	Dataset string             `json:"dataset"`
-	Docs    int                `json:"docs"`
-	Queries int                `json:"queries"`
-	Embeder string             `json:"embedder"`
-	Configs []evalConfigReport `json:"configs"`
-	Gates   []evalGateReport   `json:"gates,omitempty"`
-}
-
-type evalConfigReport struct {
-	Name    string             `json:"name"`
-	Mean    map[string]float64 `json:"mean"`
-	Seconds float64            `json:"seconds"`
-}
-
-type evalGateReport struct {
-	Gate   string  `json:"gate"`
-	Config string  `json:"config"`
-	Value  float64 `json:"value"`
-	Pass   bool    `json:"pass"`
-}
 
 func newEvalCmd(stdio IO) *cobra.Command {
 	var (
 		f       kbFlags
 		beir    string
-		modes   []string
-		topK    int
 		asJSON  bool
+		topK    int
+		modes   []string
 		gates   []string
 		metrics []string
-		golden  goldenFlags
+		golden  quarry.AnswerEval
+		model   string
+		report  string
+		quality qualityFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --beir DIR | --golden FILE",
@@ -66,147 +47,89 @@ post-processing configurations side by side; --report writes a self-contained HT
   quarry eval --golden golden.jsonl --judge llm --judge-model openai:gpt-4o-mini --compare rerank=cohere,pack=4000`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if golden.golden != "" {
-				if beir != "" {
-					return usageErr(errors.New("eval: --beir and --golden are separate runs; give one"))
-				}
-				mode, k := "", 0
-				if cmd.Flags().Changed("mode") && len(modes) > 0 {
-					mode = modes[0]
-				}
-				if cmd.Flags().Changed("top-k") {
-					k = topK
-				}
-				return runGolden(cmd, stdio, &f, &golden, mode, k, gates, asJSON)
-			}
-			if beir == "" {
-				return usageErr(errors.New("eval: --beir DIR or --golden FILE is required"))
-			}
-			var ms []eval.Metric
-			for _, m := range metrics {
-				mm, err := eval.ParseMetric(m)
-				if err != nil {
-					return usageErr(err)
-				}
-				ms = append(ms, mm)
-			}
-			var gs []eval.Gate
-			for _, g := range gates {
-				gg, err := eval.ParseGate(g)
-				if err != nil {
-					return usageErr(err)
-				}
-				gs = append(gs, gg)
-				ms = appendMetric(ms, gg.Metric)
-			}
-			cfgs, err := eval.ParseConfigs(modes)
-			if err != nil {
-				return usageErr(err)
-			}
-			ds, err := eval.LoadBEIR(beir)
-			if err != nil {
-				return err
-			}
-			cleanup, err := f.scratch("quarry-eval-")
-			if err != nil {
-				return err
-			}
-			defer cleanup()
 			ctx := cmd.Context()
-			if f.collection == "" {
+			if (beir == "") == (golden.Golden == "") {
+				return usageErr(errors.New("eval: give one of --beir DIR or --golden FILE"))
+			}
+			if golden.Golden == "" || golden.Corpus != "" {
+				cleanup, err := f.scratch("quarry-eval-")
+				if err != nil {
+					return err
+				}
+				defer cleanup()
+			}
+			if beir != "" && f.collection == "" {
 				f.collection = "eval"
 			}
-			k, err := openKB(ctx, &f, true)
+			k, err := openKB(ctx, &f, beir != "" || golden.Corpus != "",
+				// The post-processors are each configuration's, not every answer's.
+				quarry.WithTransforms(quality.transforms...), quarry.WithChatModelSpec(model))
 			if err != nil {
 				return err
 			}
 			defer k.Close()
-			coll, err := collection(ctx, k, true, nil)
+			type evalReport interface {
+				WriteTable(w io.Writer) error
+				Failed() bool
+			}
+			var rep evalReport
+			if beir != "" {
+				rep, err = k.EvalRetrieval(ctx, quarry.RetrievalEval{Dataset: beir, Configs: modes, Metrics: metrics, Gates: gates, TopK: topK})
+			} else {
+				if golden.Corpus != "" {
+					// Progress goes to stderr so --json output stays clean.
+					if _, err := runIngest(ctx, IO{In: stdio.In, Out: stdio.Err, Err: stdio.Err}, k, quarry.IngestRequest{Paths: []string{golden.Corpus}}, false); err != nil {
+						return err
+					}
+				}
+				golden.Gates, golden.Post = gates, quality.post
+				if cmd.Flags().Changed("mode") && len(modes) > 0 {
+					golden.Mode = modes[0]
+				}
+				if cmd.Flags().Changed("top-k") {
+					golden.TopK = topK
+				}
+				var ar *eval.AnswerReport
+				if ar, err = k.EvalAnswers(ctx, golden); err == nil && report != "" {
+					err = ar.WriteHTMLFile(report, time.Now())
+				}
+				rep = ar
+			}
+			if err != nil {
+				return cliErr(err)
+			}
+			if asJSON {
+				err = writeJSON(stdio, rep)
+			} else {
+				err = rep.WriteTable(stdio.Out)
+			}
 			if err != nil {
 				return err
 			}
-			if n, _ := coll.Count(ctx, nil); n != len(ds.Corpus) {
-				if err := eval.IndexCorpus(ctx, coll, k.Embedder(), ds.Corpus, 0); err != nil {
-					return err
-				}
+			if report != "" && !asJSON {
+				fmt.Fprintf(stdio.Out, "report: %s\n", report)
 			}
-			rep := evalReport{Dataset: beir, Docs: len(ds.Corpus), Queries: len(ds.Queries), Embeder: k.Embedder().Model().String()}
-			var first eval.Result
-			for i, c := range cfgs {
-				start := time.Now()
-				run, err := eval.Retrieve(ctx, coll, k.Embedder(), ds.Queries, c, topK)
-				if err != nil {
-					return err
-				}
-				res := eval.Evaluate(ds.Qrels, run, ms...)
-				if i == 0 {
-					first = res
-					rep.Queries = res.Queries
-				}
-				rep.Configs = append(rep.Configs, evalConfigReport{Name: c.Name, Mean: res.Mean, Seconds: time.Since(start).Seconds()})
-			}
-			failed := false
-			for _, g := range gs {
-				pass := g.Pass(first)
-				failed = failed || !pass
-				rep.Gates = append(rep.Gates, evalGateReport{Gate: g.String(), Config: cfgs[0].Name, Value: first.Mean[g.Metric.String()], Pass: pass})
-			}
-			if asJSON {
-				enc := json.NewEncoder(stdio.Out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				printEval(stdio, rep, ms)
-			}
-			if failed {
+			if rep.Failed() {
 				return &ExitError{Code: ExitGate, Err: errors.New("a quality gate failed")}
 			}
 			return nil
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&beir, "beir", "", "BEIR-layout dataset directory")
-	cmd.Flags().StringSliceVar(&modes, "mode", []string{"keyword"}, "configurations: keyword, vector, hybrid, hybrid-vw0.3, hybrid-convex, or all")
-	cmd.Flags().IntVar(&topK, "top-k", 100, "results per query")
-	cmd.Flags().StringSliceVar(&metrics, "metric", []string{"ndcg@10", "recall@100", "mrr@10", "map", "p@10"}, "metrics to report")
-	cmd.Flags().StringArrayVar(&gates, "gate", nil, "fail (exit 3) unless the first mode meets this, e.g. 'ndcg@10>=0.67'")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	golden.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&beir, "beir", "", "BEIR-layout dataset directory")
+	fl.StringSliceVar(&modes, "mode", []string{"keyword"}, "configurations: keyword, vector, hybrid, hybrid-vw0.3, hybrid-convex, or all")
+	fl.IntVar(&topK, "top-k", 100, "results per query")
+	fl.StringSliceVar(&metrics, "metric", eval.DefaultMetrics, "metrics to report")
+	fl.StringArrayVar(&gates, "gate", nil, "fail (exit 3) unless the first mode meets this, e.g. 'ndcg@10>=0.67'")
+	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fl.StringVar(&golden.Golden, "golden", "", "golden set (JSONL: question, reference, sources): answer each question and judge the answers")
+	fl.StringVar(&golden.Corpus, "corpus", "", "with --golden: ingest this folder into a scratch knowledge base first (hermetic runs)")
+	fl.StringVar(&golden.Judge, "judge", "deterministic", "with --golden: deterministic (no model, for CI) or llm (the --judge-model, else the llm setting)")
+	fl.StringVar(&golden.JudgeModel, "judge-model", "", "with --judge llm: the judge's chat model as provider:model (default: the llm setting)")
+	fl.StringVar(&model, "model", "", "with --golden: the chat model that answers, as provider:model (default: the llm setting; none answers extractively)")
+	fl.StringVar(&report, "report", "", "with --golden: write a self-contained HTML report to this file")
+	fl.StringArrayVar(&golden.Compare, "compare", nil, "with --golden: another configuration's --post list to run side by side (\"none\" for no post-processing); repeatable")
+	quality.register(cmd)
 	return cmd
-}
-
-func appendMetric(ms []eval.Metric, m eval.Metric) []eval.Metric {
-	for _, x := range ms {
-		if x.String() == m.String() {
-			return ms
-		}
-	}
-	return append(ms, m)
-}
-
-func printEval(stdio IO, rep evalReport, ms []eval.Metric) {
-	fmt.Fprintf(stdio.Out, "%s: %d documents, %d judged queries, embedder %s\n\n", rep.Dataset, rep.Docs, rep.Queries, rep.Embeder)
-	tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "config\t")
-	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t", m)
-	}
-	fmt.Fprintln(tw, "seconds\t")
-	for _, c := range rep.Configs {
-		fmt.Fprintf(tw, "%s\t", c.Name)
-		for _, m := range ms {
-			fmt.Fprintf(tw, "%.4f\t", c.Mean[m.String()])
-		}
-		fmt.Fprintf(tw, "%.1f\t\n", c.Seconds)
-	}
-	tw.Flush()
-	for _, g := range rep.Gates {
-		verdict := "pass"
-		if !g.Pass {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(stdio.Out, "gate %s on %s: %.4f %s\n", g.Gate, g.Config, g.Value, verdict)
-	}
 }

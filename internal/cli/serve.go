@@ -63,7 +63,6 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				KB: k, Roots: roots, Keys: kf, RateLimit: rate,
 				MaxUploadBytes: maxUpload, RequestTimeout: timeout, CORSOrigins: origins, Logger: logger,
 				AllowRawFilters: allowRaw,
-				UploadDir:       filepath.Join(k.Dir(), "cache", "uploads"),
 			}
 			tp, _, flush, err := tracing(ctx, logger, "serve")
 			if err != nil {
