@@ -103,6 +103,25 @@ type IngestRequest struct {
 	Hierarchy func(*hierarchy.BuildReport, *hierarchy.LinkReport)
 }
 
+// Interrupted is the request of the newest ingestion when it failed or
+// its process stopped (ingest.Interrupted), to run again: the re-run skips
+// what the first one finished. An ErrInvalid error says there is none.
+func (kb *KB) Interrupted(ctx context.Context) (IngestRequest, error) {
+	js, err := kb.store.Jobs()
+	if err != nil {
+		return IngestRequest{}, err
+	}
+	p, ok, err := ingest.Interrupted(ctx, js)
+	if err != nil {
+		return IngestRequest{}, err
+	}
+	if !ok {
+		return IngestRequest{}, invalid(errors.New("no interrupted ingestion to resume"))
+	}
+	return IngestRequest{Collection: p.Collection, Paths: p.Roots, Metadata: p.Meta, Prune: p.Prune,
+		Include: p.Include, Exclude: p.Exclude, Prefix: p.Prefix, Replace: p.Replace}, nil
+}
+
 // Ingest runs one ingestion into a collection the scope may write, with
 // the settings of IngestOptions, recording the run as a job where the
 // store keeps jobs (so `quarry ingest --resume` can re-run it). Paths are

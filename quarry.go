@@ -21,7 +21,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -401,6 +403,68 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 	return kb, nil
 }
 
+// InitOptions are what Init sets up beyond the Options of Open.
+type InitOptions struct {
+	// Embedder is the embedder spec written to a new config.toml and used
+	// for new collections (embed/spec; "" is the default); it is opened
+	// once to check it.
+	Embedder string
+	// Schema declares the collection's metadata fields: a new collection
+	// gets it, an existing one takes a compatible change or refuses.
+	Schema *document.Schema
+}
+
+// Init creates a knowledge base in dir ("" finds ./.quarry upward, else
+// makes it here) with its config.toml, kept when it exists, and its
+// collection (WithCollection names it), and returns it open.
+func Init(ctx context.Context, dir string, init InitOptions, opts ...Option) (*KB, error) {
+	if dir == "" {
+		var err error
+		if dir, _, err = config.FindKB(".", nil); err != nil {
+			return nil, err
+		}
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg := config.Defaults()
+	if init.Embedder != "" {
+		octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		_, err := embedspec.Open(octx, init.Embedder)
+		cancel()
+		if err != nil {
+			return nil, invalid(err)
+		}
+		cfg.Embedder = init.Embedder
+	}
+	if o.collection != "" {
+		cfg.Collection = o.collection
+	}
+	if err := InitDir(dir, cfg); err != nil {
+		return nil, err
+	}
+	kb, err := Open(ctx, dir, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if init.Schema != nil {
+		_, err = kb.EnsureCollection(ctx, "", init.Schema)
+	}
+	var c *store.Collection
+	if err == nil {
+		c, err = kb.StoreCollection(ctx, "", true)
+	}
+	if err == nil {
+		err = kb.CheckModel(c)
+	}
+	if err != nil {
+		kb.Close()
+		return nil, err
+	}
+	return kb, nil
+}
+
 // InitDir creates a knowledge base directory with its config.toml (cfg
 // as the template's values), keeping a config.toml that exists.
 func InitDir(dir string, cfg config.Config) error {
@@ -612,4 +676,39 @@ func (kb *KB) pipeline(retr *retrieve.Collection, chat llm.ChatModel) *rag.Pipel
 		Logger:     kb.log,
 		Stage:      kb.stage,
 	}
+}
+
+// StoreURL is the store's address with any password hidden, for people
+// to read: the configured URL, else embedded:DIR.
+func (kb *KB) StoreURL() string {
+	u := kb.cfg.Store
+	if u == "" {
+		return "embedded:" + kb.dir
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.User == nil {
+		return u
+	}
+	if _, ok := p.User.Password(); ok {
+		p.User = url.UserPassword(p.User.Username(), "xxxxx")
+	}
+	return p.String()
+}
+
+// DiskBytes is the size of the knowledge base's directory: its embedded
+// store, cache and settings (0 without a directory).
+func (kb *KB) DiskBytes() int64 {
+	if kb.dir == "" {
+		return 0
+	}
+	var n int64
+	_ = filepath.WalkDir(kb.dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 )
 
@@ -289,4 +290,17 @@ func strictUnmarshal(b []byte, v any) error {
 		return fmt.Errorf("unexpected data after the JSON value")
 	}
 	return nil
+}
+
+// LoadSchema reads a schema file (ParseSchema); errors name the file.
+func LoadSchema(path string) (*Schema, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	s, err := ParseSchema(b)
+	if err != nil {
+		return nil, fmt.Errorf("schema %s: %w", path, err)
+	}
+	return s, nil
 }

@@ -1,21 +1,15 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"net/url"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/config"
-	embedspec "github.com/quarry-rag/quarry/embed/spec"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -40,42 +34,21 @@ metadata fields it declares — which fields exist, their types, which can be fi
 			if err != nil {
 				return err
 			}
-			dir := f.kb
-			if dir == "" {
-				if dir, _, err = config.FindKB(".", nil); err != nil {
-					return err
-				}
-			}
-			cfg := config.Defaults()
-			if embedder != "" {
-				octx, cancel := context.WithTimeout(cmd.Context(), 2*time.Minute)
-				_, err := embedspec.Open(octx, embedder)
-				cancel()
-				if err != nil {
-					return usageErr(err)
-				}
-				cfg.Embedder = embedder
-			}
-			if f.collection != "" {
-				cfg.Collection = f.collection
-			}
-			if err := quarry.InitDir(dir, cfg); err != nil {
-				return err
-			}
-			f.kb = dir
-			k, err := openKB(cmd.Context(), &f, false)
+			ctx := cmd.Context()
+			k, err := quarry.Init(ctx, f.kb, quarry.InitOptions{Embedder: embedder, Schema: schema}, quarry.WithStore(f.store), quarry.WithCollection(f.collection))
 			if err != nil {
-				return err
+				return cliErr(err)
 			}
 			defer k.Close()
-			c, err := collection(cmd.Context(), k, true, schema)
+			c, err := k.CollectionInfo(ctx, quarry.Developer(), "")
 			if err != nil {
 				return err
 			}
+			dir := k.Dir()
 			if asJSON {
-				return writeJSON(stdio, map[string]any{"kb": dir, "collection": c.Name(), "model": c.Config().Model, "schema": c.Config().Schema})
+				return writeJSON(stdio, map[string]any{"kb": dir, "collection": c.Name, "model": c.Model, "schema": c.Fields})
 			}
-			fmt.Fprintf(stdio.Out, "knowledge base %s: collection %q with %s\n", dir, c.Name(), c.Config().Model)
+			fmt.Fprintf(stdio.Out, "knowledge base %s: collection %q with %s\n", dir, c.Name, c.Model)
 			return nil
 		},
 	}
@@ -166,10 +139,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st := statusJSON{KB: k.Dir(), Store: redact(k.Config().Store), Embedder: full.Model.String(), DiskBytes: dirSize(k.Dir()), Status: full}
-			if st.Store == "" {
-				st.Store = "embedded:" + k.Dir()
-			}
+			st := statusJSON{KB: k.Dir(), Store: k.StoreURL(), Embedder: full.Model.String(), DiskBytes: k.DiskBytes(), Status: full}
 			if asJSON {
 				enc := json.NewEncoder(stdio.Out)
 				enc.SetIndent("", "  ")
@@ -198,29 +168,4 @@ func newStatusCmd(stdio IO) *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print status as JSON")
 	return cmd
-}
-
-// redact hides a password in a store URL.
-func redact(u string) string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return u
-	}
-	if _, ok := p.User.Password(); ok {
-		p.User = url.UserPassword(p.User.Username(), "xxxxx")
-	}
-	return p.String()
-}
-
-func dirSize(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -32,8 +32,13 @@ type ExitError struct {
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// usageErr marks err as a usage error (exit 2).
-func usageErr(err error) error { return &ExitError{Code: ExitUsage, Err: err} }
+// usageErr marks err as a usage error (exit 2); nil stays nil.
+func usageErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: ExitUsage, Err: err}
+}
 
 // IO is where a command reads and writes; tests swap it for buffers.
 type IO struct {

@@ -2,12 +2,7 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,9 +39,9 @@ func newFilterCheckCmd(stdio IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			e, err := parseFilterArg(args[0], schema)
+			e, err := filter.ParseArg(args[0], schema)
 			if err != nil {
-				return err
+				return usageErr(err)
 			}
 			out, err := filter.Format(e)
 			if err != nil {
@@ -78,51 +73,23 @@ rules as every Quarry store: a missing field matches nothing, neq included.`,
 			if err != nil {
 				return err
 			}
-			e, err := parseFilterArg(args[0], schema)
+			e, err := filter.ParseArg(args[0], schema)
 			if err != nil {
-				return err
+				return usageErr(err)
 			}
 			m, err := filter.NewMatcher(e)
 			if err != nil {
 				return usageErr(err)
 			}
-			return matchDocuments(stdio.In, stdio.Out, m, schema)
+			w := bufio.NewWriter(stdio.Out)
+			if err := m.MatchJSONL(stdio.In, schema, func(id string) error { _, err := fmt.Fprintln(w, id); return err }); err != nil {
+				return fmt.Errorf("stdin: %w", err)
+			}
+			return w.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&schemaPath, "schema", "", "collection schema (JSON) to validate the filter and documents against")
 	return cmd
-}
-
-func matchDocuments(in io.Reader, out io.Writer, m *filter.Matcher, schema *document.Schema) error {
-	r := bufio.NewReaderSize(in, 1<<16)
-	w := bufio.NewWriter(out)
-	for line := 1; ; line++ {
-		b, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			var d document.Document
-			if uerr := d.UnmarshalJSON(b); uerr != nil {
-				return fmt.Errorf("stdin line %d: %w", line, uerr)
-			}
-			if d.ID == "" {
-				return fmt.Errorf("stdin line %d: document has no \"id\"", line)
-			}
-			if verr := schema.ValidateDocument(&d); verr != nil {
-				return fmt.Errorf("stdin line %d: %w", line, verr)
-			}
-			if m.MatchDocument(&d) {
-				if _, werr := fmt.Fprintln(w, d.ID); werr != nil {
-					return werr
-				}
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
-		}
-	}
-	return w.Flush()
 }
 
 // loadSchema reads a schema file; an empty path means "no schema".
@@ -130,33 +97,8 @@ func loadSchema(path string) (*document.Schema, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("read schema: %w", err))
-	}
-	s, err := document.ParseSchema(b)
-	if err != nil {
-		return nil, usageErr(fmt.Errorf("schema %s: %w", path, err))
-	}
-	return s, nil
-}
-
-// parseFilterArg parses a filter in any syntax and validates it against the
-// schema when there is one; an error shows where the input went wrong.
-func parseFilterArg(src string, schema *document.Schema) (filter.Expr, error) {
-	e, err := filter.Parse(src)
-	if err != nil {
-		return nil, usageErr(withCaret(src, err))
-	}
-	if e == nil {
-		return nil, usageErr(errors.New("the filter is empty"))
-	}
-	if schema != nil {
-		if err := filter.Validate(e, schema); err != nil {
-			return nil, usageErr(err)
-		}
-	}
-	return e, nil
+	s, err := document.LoadSchema(path)
+	return s, usageErr(err)
 }
 
 // parseFilterFlag parses a --filter ("" is none); the core checks it
@@ -165,16 +107,8 @@ func parseFilterFlag(src string) (filter.Expr, error) {
 	if src == "" {
 		return nil, nil
 	}
-	return parseFilterArg(src, nil)
-}
-
-// withCaret appends the input and a caret under the offending column.
-func withCaret(src string, err error) error {
-	var se *filter.SyntaxError
-	if !errors.As(err, &se) || se.Column == 0 || strings.ContainsAny(src, "\n\t") {
-		return err
-	}
-	return fmt.Errorf("%w\n  %s\n  %s^", err, src, strings.Repeat(" ", se.Column-1))
+	e, err := filter.ParseArg(src, nil)
+	return e, cliErr(err)
 }
 
 // rawFilterFlag registers --allow-raw-filters on a command that takes a

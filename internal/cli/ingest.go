@@ -52,41 +52,30 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if resume {
-				p, err := interruptedJob(cmd.Context(), &f)
-				if err != nil {
-					return err
-				}
-				args, prune, prefix, replace = p.Roots, p.Prune, p.Prefix, p.Replace
-				sel = load.Selection{Include: p.Include, Exclude: p.Exclude}
-				f.collection = p.Collection
-				metas = nil
-				for k, v := range p.Meta {
-					b, _ := json.Marshal(v)
-					if s, ok := v.(string); ok {
-						b = []byte(s)
-					}
-					metas = append(metas, k+"="+string(b))
-				}
-				fmt.Fprintf(stdio.Err, "resuming the interrupted ingestion of %s\n", strings.Join(args, ", "))
-			}
 			meta, err := parseMeta(metas)
 			if err != nil {
 				return usageErr(err)
 			}
-			for _, p := range args {
-				if _, err := os.Stat(p); err != nil {
-					return usageErr(fmt.Errorf("ingest: %w", err))
-				}
-			}
 			ctx := cmd.Context()
-			k, err := openKB(ctx, &f, true)
+			k, err := openKB(ctx, &f, !resume)
 			if err != nil {
 				return err
 			}
 			defer k.Close()
 			req := quarry.IngestRequest{Paths: args, Metadata: meta, Prune: prune, Include: sel.Include, Exclude: sel.Exclude,
-				Prefix: prefix, Replace: replace, Hierarchy: reportHierarchy(stdio, asJSON)}
+				Prefix: prefix, Replace: replace}
+			if resume {
+				if req, err = k.Interrupted(ctx); err != nil {
+					return cliErr(err)
+				}
+				fmt.Fprintf(stdio.Err, "resuming the interrupted ingestion of %s\n", strings.Join(req.Paths, ", "))
+			}
+			for _, p := range req.Paths {
+				if _, err := os.Stat(p); err != nil {
+					return usageErr(fmt.Errorf("ingest: %w", err))
+				}
+			}
+			req.Hierarchy = reportHierarchy(stdio, asJSON)
 			for {
 				rep, err := runIngest(ctx, stdio, k, req, asJSON)
 				if err != nil {
@@ -118,28 +107,6 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	cmd.Flags().StringVar(&prefix, "prefix", "", "name this run's sources PREFIX/path, so folders with files of the same names can share a collection")
 	cmd.Flags().BoolVar(&replace, "replace", false, "let these files take over source names that other files hold (refused otherwise)")
 	return cmd
-}
-
-// interruptedJob finds the newest ingestion that failed or stopped
-// updating (ingest.Interrupted).
-func interruptedJob(ctx context.Context, f *kbFlags) (ingest.Params, error) {
-	k, err := openKB(ctx, f, false)
-	if err != nil {
-		return ingest.Params{}, err
-	}
-	defer k.Close()
-	js, err := k.Store().Jobs()
-	if err != nil {
-		return ingest.Params{}, err
-	}
-	p, ok, err := ingest.Interrupted(ctx, js)
-	if err != nil {
-		return ingest.Params{}, err
-	}
-	if !ok {
-		return ingest.Params{}, usageErr(fmt.Errorf("no interrupted ingestion to resume"))
-	}
-	return p, nil
 }
 
 // runIngest runs one ingestion with progress on the terminal (a bar),
