@@ -3,6 +3,8 @@ package quarry
 import (
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/quarry-rag/quarry/hierarchy"
 )
@@ -67,4 +69,35 @@ func (kb *KB) Health(ctx context.Context, sc Scope, collection string, fix bool)
 		out.Findings = []hierarchy.Finding{}
 	}
 	return out, nil
+}
+
+// WriteText writes the report for people: the repairs made, the verdict,
+// and each finding with its advice and first items.
+func (h *Health) WriteText(w io.Writer) error {
+	rep, fixed := h.Report, h.Fixed
+	var b strings.Builder
+	for _, f := range fixed {
+		fmt.Fprintf(&b, "fixed: %s\n", f)
+	}
+	state := "healthy"
+	if !rep.OK {
+		state = "NOT healthy"
+	}
+	fmt.Fprintf(&b, "collection %q: %s — %d nodes, %d chunks, %d links; %d serious, %d warnings\n",
+		rep.Collection, state, rep.Nodes, rep.Chunks, rep.Links, rep.Serious, rep.Warnings)
+	for _, f := range rep.Findings {
+		fix := ""
+		if f.Fixable {
+			fix = " (fixable)"
+		}
+		fmt.Fprintf(&b, "%-7s %s: %d%s — %s\n", f.Severity, strings.ReplaceAll(f.Check, "_", " "), f.Count, fix, f.Advice)
+		for _, it := range f.Items {
+			fmt.Fprintf(&b, "        %s\n", it)
+		}
+		if f.Count > len(f.Items) {
+			fmt.Fprintf(&b, "        … and %d more\n", f.Count-len(f.Items))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -2,13 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/hierarchy"
 )
 
 func newHealthCmd(stdio IO) *cobra.Command {
@@ -43,11 +40,12 @@ chunks, rebuild links — then audits again; the rest needs a person and says ho
 				return cliErr(err)
 			}
 			if asJSON {
-				if err := writeJSON(stdio, rep); err != nil {
-					return err
-				}
+				err = writeJSON(stdio, rep)
 			} else {
-				writeHealth(stdio.Out, rep.Report, rep.Fixed)
+				err = rep.WriteText(stdio.Out)
+			}
+			if err != nil {
+				return err
 			}
 			if !rep.OK {
 				return &ExitError{Code: ExitRuntime, Err: fmt.Errorf("%d serious problems in collection %q", rep.Serious, rep.Collection)}
@@ -59,29 +57,4 @@ chunks, rebuild links — then audits again; the rest needs a person and says ho
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the safe repairs, then audit again")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
-}
-
-func writeHealth(w io.Writer, rep *hierarchy.Report, fixed []string) {
-	for _, f := range fixed {
-		fmt.Fprintf(w, "fixed: %s\n", f)
-	}
-	state := "healthy"
-	if !rep.OK {
-		state = "NOT healthy"
-	}
-	fmt.Fprintf(w, "collection %q: %s — %d nodes, %d chunks, %d links; %d serious, %d warnings\n",
-		rep.Collection, state, rep.Nodes, rep.Chunks, rep.Links, rep.Serious, rep.Warnings)
-	for _, f := range rep.Findings {
-		fix := ""
-		if f.Fixable {
-			fix = " (fixable)"
-		}
-		fmt.Fprintf(w, "%-7s %s: %d%s — %s\n", f.Severity, strings.ReplaceAll(f.Check, "_", " "), f.Count, fix, f.Advice)
-		for _, it := range f.Items {
-			fmt.Fprintf(w, "        %s\n", it)
-		}
-		if f.Count > len(f.Items) {
-			fmt.Fprintf(w, "        … and %d more\n", f.Count-len(f.Items))
-		}
-	}
 }

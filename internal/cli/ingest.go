@@ -52,9 +52,9 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			meta, err := parseMeta(metas)
+			meta, err := document.ParseMetaPairs(metas)
 			if err != nil {
-				return usageErr(err)
+				return usageErr(fmt.Errorf("--meta: %w", err))
 			}
 			ctx := cmd.Context()
 			k, err := openKB(ctx, &f, !resume)
@@ -161,30 +161,6 @@ func runIngest(ctx context.Context, stdio IO, k *quarry.KB, req quarry.IngestReq
 			rep.Files, rep.Written, rep.Skipped, rep.Pruned, rep.Ignored, rep.NoText, rep.Failed, rep.Chunks, rep.Embedded, rep.Duration.Round(time.Millisecond), rep.ChunksPer)
 	}
 	return rep, nil
-}
-
-// parseMeta reads key=value pairs; values that read as JSON numbers or
-// booleans are typed, everything else is a string.
-func parseMeta(pairs []string) (map[string]any, error) {
-	out := map[string]any{}
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--meta %q: use key=value", p)
-		}
-		var val any = v
-		if x, err := document.DecodeJSONValue([]byte(v)); err == nil {
-			switch x.(type) {
-			case int64, float64, bool:
-				val = x
-			}
-		}
-		if err := document.New("").SetMetadata(k, val); err != nil {
-			return nil, fmt.Errorf("--meta %q: %w", p, err)
-		}
-		out[k] = val
-	}
-	return out, nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

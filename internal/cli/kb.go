@@ -8,9 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/store"
 )
 
 // kbFlags are the flags every knowledge-base command shares.
@@ -47,24 +45,6 @@ func cliErr(err error) error {
 		return usageErr(err)
 	}
 	return err
-}
-
-// collection opens the configured collection of k, checked against its
-// embedder; with ensure it is created (with schema) when missing.
-func collection(ctx context.Context, k *quarry.KB, ensure bool, schema *document.Schema) (*store.Collection, error) {
-	if ensure && schema != nil {
-		if _, err := k.EnsureCollection(ctx, "", schema); err != nil {
-			return nil, err
-		}
-	}
-	c, err := k.StoreCollection(ctx, "", ensure)
-	if err != nil {
-		return nil, err
-	}
-	if err := k.CheckModel(c); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // scratch points f at a new temporary knowledge base unless --kb was given,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -48,36 +49,14 @@ config.toml.`,
 				return err
 			}
 			defer k.Close()
-			dst, err := store.Open(ctx, to)
-			if err != nil {
-				return usageErr(err)
-			}
-			defer dst.Close()
-			names := []string{k.DefaultCollection()}
-			if all {
-				cfgs, err := k.Store().Collections(ctx)
-				if err != nil {
-					return err
-				}
-				names = names[:0]
-				for _, c := range cfgs {
-					names = append(names, c.Name)
-				}
-			}
-			var reps []store.CopyReport
-			for _, name := range names {
-				c, err := k.Store().Collection(ctx, name)
-				if err != nil {
-					return err
-				}
-				rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{Progress: migrateProgress(stdio, asJSON)})
-				if err != nil {
-					return err
-				}
-				reps = append(reps, rep)
+			each := func(rep store.CopyReport) {
 				if !asJSON {
 					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied, %d sources already there\n", rep.Collection, rep.Documents, rep.Sources, rep.Skipped)
 				}
+			}
+			reps, err := k.Migrate(ctx, quarry.MigrateRequest{To: to, All: all, Each: each, Progress: migrateProgress(stdio, asJSON)})
+			if err != nil {
+				return cliErr(err)
 			}
 			if asJSON {
 				return json.NewEncoder(stdio.Out).Encode(reps)

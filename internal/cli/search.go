@@ -4,13 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/index/bm25"
 )
 
 func newSearchCmd(stdio IO) *cobra.Command {
@@ -82,7 +79,10 @@ func printHits(w io.Writer, hits []quarry.Passage, query string, color bool) {
 		fmt.Fprintln(w, "no results")
 		return
 	}
-	terms := highlightTerms(query)
+	mark := func(w string) string { return "«" + w + "»" }
+	if color {
+		mark = func(w string) string { return "\x1b[1m" + w + "\x1b[0m" }
+	}
 	for i, h := range hits {
 		fmt.Fprintf(w, "%d. [%.4f] %s\n", i+1, h.Score, h.Location)
 		if h.Explain != nil {
@@ -95,7 +95,7 @@ func printHits(w io.Writer, hits []quarry.Passage, query string, color bool) {
 			}
 			fmt.Fprintf(w, "   (%s)\n", strings.Join(parts, ", "))
 		}
-		fmt.Fprintf(w, "   %s\n", snippet(h.Text, terms, 240, color))
+		fmt.Fprintf(w, "   %s\n", h.Snippet(query, 240, mark))
 		if rc := h.Hierarchy; rc != nil && rc.Node != nil {
 			line := "   in " + rc.Node.Path
 			if len(rc.Neighbors) > 0 {
@@ -111,100 +111,4 @@ func printHits(w io.Writer, hits []quarry.Passage, query string, color bool) {
 			fmt.Fprintln(w, line)
 		}
 	}
-}
-
-// highlightTerms are the query's words worth highlighting: longer than two
-// letters and not English stop words.
-func highlightTerms(query string) map[string]bool {
-	terms := map[string]bool{}
-	an, _ := bm25.NewAnalyzer(bm25.AnalyzerConfig{}) // English stop words
-	for _, t := range words(query) {
-		if utf8.RuneCountInString(t) > 2 && (an == nil || len(an.Analyze(t)) > 0) {
-			terms[t] = true
-		}
-	}
-	return terms
-}
-
-// snippet returns the window of text with the most query terms, those
-// words highlighted (bold on a terminal, «» otherwise).
-func snippet(text string, terms map[string]bool, width int, color bool) string {
-	ws := wordSpans(text)
-	best, bestStart := -1, 0
-	for i := range ws {
-		score := 0
-		for j := i; j < len(ws) && ws[j][1]-ws[i][0] <= width; j++ {
-			if terms[strings.ToLower(text[ws[j][0]:ws[j][1]])] {
-				score++
-			}
-		}
-		if score > best {
-			best, bestStart = score, ws[i][0]
-		}
-	}
-	start, end := 0, min(len(text), width)
-	if best > 0 && bestStart > 40 {
-		// Begin a little before the first hit, at a word boundary.
-		start = bestStart - 40
-		for start > 0 && !unicode.IsSpace(rune(text[start-1])) {
-			start--
-		}
-		end = min(len(text), bestStart+width-40)
-	}
-	for end < len(text) && !utf8.RuneStart(text[end]) {
-		end++
-	}
-	var b strings.Builder
-	if start > 0 {
-		b.WriteString("…")
-	}
-	last := start
-	for _, s := range ws {
-		if s[0] < start || s[1] > end {
-			continue
-		}
-		if terms[strings.ToLower(text[s[0]:s[1]])] {
-			b.WriteString(text[last:s[0]])
-			if color {
-				b.WriteString("\x1b[1m" + text[s[0]:s[1]] + "\x1b[0m")
-			} else {
-				b.WriteString("«" + text[s[0]:s[1]] + "»")
-			}
-			last = s[1]
-		}
-	}
-	b.WriteString(text[last:end])
-	if end < len(text) {
-		b.WriteString("…")
-	}
-	return strings.Join(strings.Fields(b.String()), " ")
-}
-
-func words(s string) []string {
-	var out []string
-	for _, sp := range wordSpans(s) {
-		out = append(out, strings.ToLower(s[sp[0]:sp[1]]))
-	}
-	return out
-}
-
-func wordSpans(s string) [][2]int {
-	var out [][2]int
-	start := -1
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			out = append(out, [2]int{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, [2]int{start, len(s)})
-	}
-	return out
 }
