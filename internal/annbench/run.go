@@ -2,6 +2,7 @@ package annbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,6 +47,24 @@ func DefaultConfig() Config {
 		Threads: 2, M: hnsw.DefaultM, EfConstruction: hnsw.DefaultEfConstruction,
 		Efs: []int{10, 12, 16, 20, 24, 32, 40, 48, 56, 64, 80, 96, 128, 192, 256, 384, 512},
 	}
+}
+
+// Check reports the first invalid setting.
+func (c Config) Check() error {
+	if c.N <= 0 || c.Dim <= 0 || c.Queries <= 0 || c.Clusters <= 0 || c.Threads <= 0 || c.K <= 0 {
+		return errors.New("n, dim, queries, clusters, threads and k must be positive")
+	}
+	for _, s := range c.Selectivities {
+		if s <= 0 || s > 1 {
+			return fmt.Errorf("filter selectivity %g is not in (0, 1]", s)
+		}
+	}
+	for _, ef := range c.Efs {
+		if ef <= 0 {
+			return fmt.Errorf("ef %d must be positive", ef)
+		}
+	}
+	return nil
 }
 
 // Point is one ef setting of a sweep.

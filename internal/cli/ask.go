@@ -30,6 +30,7 @@ type askFlags struct {
 	model    string
 	thread   string
 	memory   []string
+	fe       filter.Expr // the parsed filter
 }
 
 func (f *askFlags) register(cmd *cobra.Command) {
@@ -45,24 +46,28 @@ func (f *askFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.memory, "memory", nil, "semantic memory: also recall the past exchanges of these threads that match the question")
 }
 
-// open opens the knowledge base with the flags' chat model and the
-// post-processors and transforms every answer gets.
-func (f *askFlags) open(ctx context.Context) (*quarry.KB, func(), error) {
+// open parses the filter and opens the knowledge base with the flags'
+// chat model and the post-processors and transforms every answer gets;
+// close closes it and flushes its spans.
+func (f *askFlags) open(ctx context.Context) (k *quarry.KB, closeKB func(), err error) {
+	if f.fe, err = parseFilterFlag(f.filter); err != nil {
+		return nil, nil, err
+	}
 	_, spans, flush, err := tracing(ctx, nil, "ask")
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := openKB(ctx, &f.kb, false, append(append(spans, f.quality.options()...), quarry.WithChatModelSpec(f.model))...)
+	k, err = openKB(ctx, &f.kb, false, append(append(spans, f.quality.options()...), quarry.WithChatModelSpec(f.model))...)
 	if err != nil {
 		flush()
 		return nil, nil, err
 	}
-	return k, flush, nil
+	return k, func() { k.Close(); flush() }, nil
 }
 
 // request is the question with the flags' options.
-func (f *askFlags) request(question, thread string, fe filter.Expr) quarry.AskRequest {
-	return quarry.AskRequest{Question: question, Mode: f.mode, Filter: fe, TopK: f.topK, Thread: thread, Memory: f.memory}
+func (f *askFlags) request(question, thread string) quarry.AskRequest {
+	return quarry.AskRequest{Question: question, Mode: f.mode, Filter: f.fe, TopK: f.topK, Thread: thread, Memory: f.memory}
 }
 
 func newAskCmd(stdio IO) *cobra.Command {
@@ -106,18 +111,13 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 				}
 				sch = raw
 			}
-			fe, err := parseFilterFlag(f.filter)
+			k, closeKB, err := f.open(ctx)
 			if err != nil {
 				return err
 			}
-			k, flush, err := f.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer flush()
-			defer k.Close()
+			defer closeKB()
 			sc := quarry.Scope{AllowRawFilters: f.allowRaw}
-			req := f.request(args[0], f.thread, fe)
+			req := f.request(args[0], f.thread)
 			req.Schema = sch
 			var ans *quarry.AskResult
 			if stream && !asJSON {
@@ -197,16 +197,11 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			fe, err := parseFilterFlag(f.filter)
+			k, closeKB, err := f.open(ctx)
 			if err != nil {
 				return err
 			}
-			k, flush, err := f.open(ctx)
-			if err != nil {
-				return err
-			}
-			defer flush()
-			defer k.Close()
+			defer closeKB()
 			thread := f.thread
 			_, noThreads := k.Store().Threads()
 			if noThreads != nil {
@@ -251,7 +246,7 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 					fmt.Fprintln(stdio.Out, "commands: /sources, /new, /exit")
 					continue
 				}
-				if last, err = streamAnswer(ctx, stdio.Out, k, sc, f.request(line, thread, fe)); err != nil {
+				if last, err = streamAnswer(ctx, stdio.Out, k, sc, f.request(line, thread)); err != nil {
 					return err
 				}
 				fmt.Fprintln(stdio.Out)

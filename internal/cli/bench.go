@@ -42,18 +42,8 @@ for the peer benchmarks in bench/.`,
   quarry bench ann --n 100000 --filter-selectivity 0.5,0.1,0.01,0.001 --export /tmp/ann`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cfg.N <= 0 || cfg.Dim <= 0 || cfg.Queries <= 0 || cfg.Clusters <= 0 || cfg.Threads <= 0 || cfg.K <= 0 {
-				return usageErr(fmt.Errorf("bench ann: --n, --dim, --queries, --clusters, --threads and --k must be positive"))
-			}
-			for _, s := range cfg.Selectivities {
-				if s <= 0 || s > 1 {
-					return usageErr(fmt.Errorf("bench ann: --filter-selectivity %g is not in (0, 1]", s))
-				}
-			}
-			for _, ef := range cfg.Efs {
-				if ef <= 0 {
-					return usageErr(fmt.Errorf("bench ann: --ef %d must be positive", ef))
-				}
+			if err := cfg.Check(); err != nil {
+				return usageErr(fmt.Errorf("bench ann: %w", err))
 			}
 			rep, err := annbench.Run(cmd.Context(), cfg, stdio.Err)
 			if err != nil {

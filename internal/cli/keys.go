@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/config"
 	"github.com/quarry-rag/quarry/keys"
 )
 
@@ -25,20 +24,7 @@ keys.json; a running server sees changes within a second.`,
 	var asJSON bool
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print results as JSON")
 	cmd.PersistentFlags().StringVar(&kbDir, "kb", "", "knowledge base directory (default: ./.quarry, found upward; or $QUARRY_KB)")
-	open := func() (*keys.File, error) {
-		dir := kbDir
-		if dir == "" {
-			d, found, err := config.FindKB(".", nil)
-			if err != nil {
-				return nil, err
-			}
-			if !found {
-				return nil, quarry.ErrNoKB
-			}
-			dir = d
-		}
-		return keys.Open(keysFile(dir))
-	}
+	open := func() (*keys.File, error) { return quarry.OpenKeys(kbDir) }
 	var (
 		name, perm, flt string
 		colls           []string

@@ -10,7 +10,6 @@ import (
 
 	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/mcp"
 	"github.com/quarry-rag/quarry/server"
 )
@@ -71,7 +70,7 @@ capped.`,
 				t := &sdk.IOTransport{Reader: io.NopCloser(stdio.In), Writer: nopWriteCloser{stdio.Out}}
 				return srv.Run(ctx, t)
 			}
-			kf, err := keys.Open(keysFile(k.Dir()))
+			kf, err := k.Keys()
 			if err != nil {
 				return err
 			}

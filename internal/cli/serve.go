@@ -2,18 +2,13 @@ package cli
 
 import (
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/server"
 )
-
-// keysFile is where a knowledge base keeps its API keys.
-func keysFile(dir string) string { return filepath.Join(dir, "keys.json") }
 
 func newServeCmd(stdio IO) *cobra.Command {
 	var (
@@ -55,7 +50,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				return err
 			}
 			defer k.Close()
-			kf, err := keys.Open(keysFile(k.Dir()))
+			kf, err := k.Keys()
 			if err != nil {
 				return err
 			}
