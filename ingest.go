@@ -96,6 +96,13 @@ type IngestRequest struct {
 	// take over names other files hold (ingest.ErrNameTaken otherwise).
 	Prefix  string
 	Replace bool
+	// Uploaded marks files a caller sent one by one into a new folder of
+	// their own (an HTTP upload): no include/exclude patterns apply, they
+	// take over the names earlier uploads hold, and the hierarchy records
+	// no path for them (the folder is removed after the run). A scope that
+	// may write may upload; folders need one that reaches everything. The
+	// caller holds each uploaded file to the scope's filter.
+	Uploaded bool
 	// Progress receives the run's events; nil for none.
 	Progress func(ingest.Event)
 	// Hierarchy receives the knowledge hierarchy's refresh when the run
@@ -127,27 +134,69 @@ func (kb *KB) Interrupted(ctx context.Context) (IngestRequest, error) {
 // store keeps jobs (so `quarry ingest --resume` can re-run it). Paths are
 // the caller's to confine: a server passes only paths inside its roots.
 func (kb *KB) Ingest(ctx context.Context, sc Scope, req IngestRequest) (*ingest.Report, error) {
-	if sc.ReadOnly || !sc.MayReachAll() || sc.NoServerPaths {
-		return nil, fmt.Errorf("%w: ingesting folders is not open to this caller (a read-only key, a scope filter, or a key below admin)", ErrForbidden)
-	}
-	if len(req.Paths) == 0 {
-		return nil, invalid(errors.New("give at least one file or folder"))
-	}
-	c, err := kb.collection(ctx, sc, req.Collection, true)
-	if err != nil {
-		return nil, err
-	}
-	opt, err := kb.runOptions(c, req)
+	opt, err := kb.prepareIngest(ctx, sc, req, nil)
 	if err != nil {
 		return nil, err
 	}
 	return ingest.Run(ctx, req.Paths, opt)
 }
 
-// runOptions are a run's options: IngestOptions with the request's
-// metadata, patterns, progress, hierarchy report and job record.
-func (kb *KB) runOptions(c *store.Collection, req IngestRequest) (ingest.Options, error) {
-	opt := kb.IngestOptions(c)
+// Background is how StartIngest runs a job.
+type Background struct {
+	// Jobs owns the job's goroutine (ingest.Jobs); required.
+	Jobs *ingest.Jobs
+	// Options, when set, replaces IngestOptions as the run's base (a
+	// server observing its runs).
+	Options func(*store.Collection) ingest.Options
+	// Done gets the run's report and error when it ends; Cleanup runs
+	// after it, and also when the job cannot start (an upload's files are
+	// removed there).
+	Done    func(*ingest.Report, error)
+	Cleanup func()
+}
+
+// StartIngest starts the ingestion req as a background job, with Ingest's
+// checks and options, and returns once the job is recorded; follow it in
+// the store's jobs. A store that keeps no jobs cannot run one.
+func (kb *KB) StartIngest(ctx context.Context, sc Scope, req IngestRequest, bg Background) (ingest.Started, error) {
+	cleanup := bg.Cleanup
+	if cleanup == nil {
+		cleanup = func() {}
+	}
+	opt, err := kb.prepareIngest(ctx, sc, req, bg.Options)
+	if err == nil && opt.Jobs == nil {
+		err = fmt.Errorf("%w: this store keeps no jobs, so ingestion cannot run in the background", store.ErrUnsupported)
+	}
+	if err != nil {
+		cleanup()
+		return ingest.Started{}, err
+	}
+	return bg.Jobs.Start(ctx, req.Paths, opt, bg.Done, cleanup)
+}
+
+// prepareIngest authorizes and checks a run and builds its options over
+// base (IngestOptions when nil).
+func (kb *KB) prepareIngest(ctx context.Context, sc Scope, req IngestRequest, base func(*store.Collection) ingest.Options) (ingest.Options, error) {
+	if sc.ReadOnly || (!req.Uploaded && (!sc.MayReachAll() || sc.NoServerPaths)) {
+		return ingest.Options{}, fmt.Errorf("%w: ingesting folders is not open to this caller (a read-only key, a scope filter, or a key below admin)", ErrForbidden)
+	}
+	if len(req.Paths) == 0 {
+		return ingest.Options{}, invalid(errors.New("give at least one file or folder"))
+	}
+	c, err := kb.collection(ctx, sc, req.Collection, true)
+	if err != nil {
+		return ingest.Options{}, err
+	}
+	if base == nil {
+		base = kb.IngestOptions
+	}
+	return kb.runOptions(base(c), c, req)
+}
+
+// runOptions are a run's options: the base with the request's metadata,
+// patterns, progress, hierarchy report and job record.
+func (kb *KB) runOptions(opt ingest.Options, c *store.Collection, req IngestRequest) (ingest.Options, error) {
+	opt.Collection = c
 	opt.Metadata, opt.Prune, opt.Progress = req.Metadata, req.Prune, req.Progress
 	opt.Prefix, opt.Replace = req.Prefix, req.Replace
 	run := load.Selection{Include: req.Include, Exclude: req.Exclude}
@@ -162,6 +211,12 @@ func (kb *KB) runOptions(c *store.Collection, req IngestRequest) (ingest.Options
 				req.Hierarchy(br, lr)
 			}
 			return err
+		}
+	}
+	if req.Uploaded {
+		opt.Select, opt.Replace = load.Selection{}, true
+		if fin := opt.Finish; fin != nil {
+			opt.Finish = func(ctx context.Context, _ []load.Entry, rep *ingest.Report) error { return fin(ctx, nil, rep) }
 		}
 	}
 	if js, err := kb.store.Jobs(); err == nil {

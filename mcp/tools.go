@@ -14,7 +14,6 @@ import (
 	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -404,48 +403,24 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 		}
 		paths[i] = real
 	}
-	js, err := s.kb.Store().Jobs()
-	if err != nil {
-		return nil, out, err
-	}
 	name := in.Collection
 	if name == "" {
 		name = s.kb.DefaultCollection()
 	}
-	if !sc.Allows(name) {
-		return nil, out, fmt.Errorf("collection %q is not open to this client", name)
-	}
-	c, err := s.kb.StoreCollection(ctx, name, true)
-	if err != nil {
-		return nil, out, err
-	}
-	opt := s.cfg.IngestOptions(c)
-	opt.Collection = c
-	opt.Jobs = js
-	if len(in.Metadata) > 0 {
-		opt.Metadata = in.Metadata
-	}
-	opt.Select = opt.Select.Plus(load.Selection{Include: in.Include, Exclude: in.Exclude})
-	opt.Prefix, opt.Replace = in.Prefix, in.Replace
-	if err := opt.Select.Check(); err != nil {
-		return nil, out, err
-	}
-	if opt.JobParams, err = (ingest.Params{Roots: paths, Collection: c.Name(), Meta: opt.Metadata, Include: in.Include, Exclude: in.Exclude,
-		Prefix: in.Prefix, Replace: in.Replace}).Marshal(); err != nil {
-		return nil, out, err
-	}
-	st, err := s.jobs.Start(ctx, paths, opt, func(rep *ingest.Report, err error) {
+	done := func(rep *ingest.Report, err error) {
 		if err != nil {
-			s.log.Warn("mcp: ingestion failed", "collection", c.Name(), "paths", paths, "err", err)
+			s.log.Warn("mcp: ingestion failed", "collection", name, "paths", paths, "err", err)
 			return
 		}
-		s.log.Info("mcp: ingestion done", "collection", c.Name(), "files", rep.Files, "chunks", rep.Chunks)
-	}, nil)
+		s.log.Info("mcp: ingestion done", "collection", name, "files", rep.Files, "chunks", rep.Chunks)
+	}
+	st, err := s.kb.StartIngest(ctx, sc, quarry.IngestRequest{Collection: name, Paths: paths, Metadata: in.Metadata,
+		Include: in.Include, Exclude: in.Exclude, Prefix: in.Prefix, Replace: in.Replace}, quarry.Background{Jobs: s.jobs, Options: s.cfg.IngestOptions, Done: done})
 	if err != nil {
 		return nil, out, err
 	}
 	out = IngestOutput{JobID: st.ID, State: st.State}
-	text := fmt.Sprintf("Ingestion job %s started into collection %q; follow it with %s.", out.JobID, c.Name(), ToolIngestStatus)
+	text := fmt.Sprintf("Ingestion job %s started into collection %q; follow it with %s.", out.JobID, name, ToolIngestStatus)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
@@ -139,7 +140,7 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 		}
 		sources[i] = prefix + f.name
 	}
-	started, err := s.startJob(ctx, p, c, []string{dir}, map[string]any(meta), load.Selection{}, naming{}, func() { os.RemoveAll(dir) })
+	started, err := s.startJob(ctx, p, c, quarry.IngestRequest{Paths: []string{dir}, Metadata: meta, Uploaded: true}, func() { os.RemoveAll(dir) })
 	if err != nil {
 		return nil, err
 	}
@@ -253,59 +254,20 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 	if err := sel.Check(); err != nil {
 		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, err.Error())
 	}
-	started, err := s.startJob(ctx, p, c, paths, map[string]any(in.Body.Metadata), sel, naming{in.Body.Prefix, in.Body.Replace}, nil)
+	started, err := s.startJob(ctx, p, c, quarry.IngestRequest{Paths: paths, Metadata: in.Body.Metadata, Include: sel.Include, Exclude: sel.Exclude,
+		Prefix: in.Body.Prefix, Replace: in.Body.Replace}, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &body[JobStarted]{Body: started}, nil
 }
 
-// startJob runs an ingestion in a goroutine the server owns and returns
-// once the job is recorded; cleanup, for uploads, removes their files when
-// it ends.
-// naming is how a run names its sources (ingest.Options.Prefix, Replace).
-type naming struct {
-	prefix  string
-	replace bool
-}
-
-func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, roots []string, meta map[string]any, sel load.Selection, nm naming, cleanup func()) (JobStarted, error) {
-	uploaded := cleanup != nil
-	if cleanup == nil {
-		cleanup = func() {}
-	}
-	js, err := s.kb.Store().Jobs()
-	if err != nil {
-		cleanup()
-		return JobStarted{}, fromLibrary(err)
-	}
-	opt := s.cfg.IngestOptions(c)
-	opt.Collection = c
-	opt.Embedder = s.emb
-	if fin := opt.Finish; fin != nil && uploaded {
-		// Uploaded files are removed after the job: the hierarchy records
-		// no path for them, so its audit does not report them missing.
-		opt.Finish = func(ctx context.Context, _ []load.Entry, rep *ingest.Report) error { return fin(ctx, nil, rep) }
-	}
-	opt.Jobs = js
-	if len(meta) > 0 {
-		opt.Metadata = meta
-	}
-	opt.Select = opt.Select.Plus(sel)
-	opt.Prefix, opt.Replace = nm.prefix, nm.replace
-	if uploaded {
-		// Uploaded files were chosen by the caller, one by one, and each
-		// upload is a new folder: a file uploaded again replaces its
-		// source, as the endpoint promises.
-		opt.Select = load.Selection{}
-		opt.Replace = true
-	}
-	if opt.JobParams, err = (ingest.Params{Roots: roots, Collection: c.Name(), Meta: opt.Metadata, Include: sel.Include, Exclude: sel.Exclude,
-		Prefix: opt.Prefix, Replace: opt.Replace}).Marshal(); err != nil {
-		cleanup()
-		return JobStarted{}, fromLibrary(err)
-	}
-	opt.Progress = func(e ingest.Event) {
+// startJob runs an ingestion in a goroutine the server owns (the core's
+// StartIngest) and returns once the job is recorded; cleanup, for
+// uploads, removes their files when it ends.
+func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection, req quarry.IngestRequest, cleanup func()) (JobStarted, error) {
+	req.Collection = c.Name()
+	req.Progress = func(e ingest.Event) {
 		switch e.Event {
 		case "file":
 			s.metrics.files.WithLabelValues("read").Inc()
@@ -316,7 +278,7 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 	ctx, span := s.tracer.Start(ctx, "ingest")
 	defer span.End()
 	begun := time.Now()
-	st, err := s.jobs.Start(ctx, roots, opt, func(rep *ingest.Report, err error) {
+	done := func(rep *ingest.Report, err error) {
 		s.metrics.observeStage("ingest", time.Since(begun))
 		if err != nil {
 			s.metrics.jobs.WithLabelValues(store.JobFailed).Inc()
@@ -326,7 +288,8 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 		s.metrics.jobs.WithLabelValues(store.JobDone).Inc()
 		s.metrics.chunks.Add(float64(rep.Chunks))
 		s.log.Info("server: ingestion done", "collection", c.Name(), "files", rep.Files, "chunks", rep.Chunks)
-	}, cleanup)
+	}
+	st, err := s.kb.StartIngest(ctx, s.scope(p), req, quarry.Background{Jobs: s.jobs, Options: s.cfg.IngestOptions, Done: done, Cleanup: cleanup})
 	if errors.Is(err, ingest.ErrClosed) {
 		return JobStarted{}, apiError(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
 	}

@@ -123,9 +123,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KB == nil {
 		return nil, errors.New("server: a knowledge base is required")
 	}
-	if cfg.IngestOptions == nil {
-		cfg.IngestOptions = cfg.KB.IngestOptions
-	}
 	if err := cfg.KB.CheckAnswers(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -162,6 +159,17 @@ func New(cfg Config) (*Server, error) {
 	s.guard = keys.NewGuard(cfg.Keys, s.log)
 	s.metrics = newMetrics(cfg.KB.Store())
 	s.emb = &tracedEmbedder{Embedder: cfg.KB.Embedder(), s: s}
+	base := cfg.IngestOptions
+	if base == nil {
+		base = cfg.KB.IngestOptions
+	}
+	// Jobs embed through the traced embedder, so their spans and timings
+	// show beside the requests'.
+	s.cfg.IngestOptions = func(c *store.Collection) ingest.Options {
+		opt := base(c)
+		opt.Embedder = s.emb
+		return opt
+	}
 	s.jobs = ingest.NewJobs()
 
 	mux := http.NewServeMux()
