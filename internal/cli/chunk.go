@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,9 +52,10 @@ Settings by splitter (unset means the default):
   code       --max-lines 160
   auto       --max-tokens, --overlap-tokens, --max-lines
 
-With --json each chunk is a line:
-  {"id","content","sourceType","sourceName","metadata","provenance":{"source","page",
-   "lineStart","lineEnd","headings","charStart","charEnd","chunkIndex","chunkCount"}}`,
+With --json each chunk is a line in Quarry's document JSON, which quarry filter match reads:
+  {"id","content","sourceType","sourceName","metadata","embedding","score","provenance":{"source",
+   "page","lineStart","lineEnd","headingPath","charStart","charEnd","chunkIndex","chunkCount"}}
+(zero provenance fields are left out).`,
 		Example: `  quarry chunk README.md
   quarry chunk --splitter sentence --max-words 120 --overlap-words 20 notes.txt
   quarry chunk --max-tokens 256 --overlap-tokens 32 --json docs/
@@ -172,64 +172,22 @@ type chunkPrinter struct {
 	tokens split.Tokenizer
 }
 
-// chunkJSON is the wire shape of a chunk printed by quarry chunk --json.
-type chunkJSON struct {
-	ID         string         `json:"id"`
-	Content    string         `json:"content"`
-	SourceType string         `json:"sourceType"`
-	SourceName string         `json:"sourceName"`
-	Metadata   map[string]any `json:"metadata"`
-	Provenance provenanceJSON `json:"provenance"`
-}
-
-type provenanceJSON struct {
-	Source     string   `json:"source"`
-	Page       int      `json:"page"`
-	LineStart  int      `json:"lineStart"`
-	LineEnd    int      `json:"lineEnd"`
-	Headings   []string `json:"headings"`
-	CharStart  int      `json:"charStart"`
-	CharEnd    int      `json:"charEnd"`
-	ChunkIndex int      `json:"chunkIndex"`
-	ChunkCount int      `json:"chunkCount"`
-}
-
 func (p *chunkPrinter) chunk(c *document.Document) error {
 	pv := c.Provenance
 	if p.json {
-		out := chunkJSON{
-			ID: c.ID, Content: c.Content, SourceType: c.SourceType, SourceName: c.SourceName, Metadata: c.Metadata,
-			Provenance: provenanceJSON{
-				Source: pv.Source, Page: pv.Page, LineStart: pv.LineStart, LineEnd: pv.LineEnd,
-				Headings: pv.HeadingPath, CharStart: pv.CharStart, CharEnd: pv.CharEnd,
-				ChunkIndex: pv.ChunkIndex, ChunkCount: pv.ChunkCount,
-			},
-		}
-		if out.Metadata == nil {
-			out.Metadata = map[string]any{}
-		}
-		if out.Provenance.Headings == nil {
-			out.Provenance.Headings = []string{}
-		}
-		enc := json.NewEncoder(p.w)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
+		b, err := c.MarshalJSON()
+		if err != nil {
 			return fmt.Errorf("chunk %s: %w", c.SourceName, err)
 		}
-		return nil
+		_, err = fmt.Fprintf(p.w, "%s\n", b)
+		return err
 	}
 	n, err := p.tokens.Count(c.Content)
 	if err != nil {
 		return err
 	}
-	header := fmt.Sprintf("--- %s | chunk %d/%d", c.SourceName, pv.ChunkIndex+1, pv.ChunkCount)
-	if pv.Page > 0 {
-		header += fmt.Sprintf(" | page %d", pv.Page)
-	}
-	header += fmt.Sprintf(" | lines %d-%d", pv.LineStart, pv.LineEnd)
-	if len(pv.HeadingPath) > 0 {
-		header += " | " + strings.Join(pv.HeadingPath, " > ")
-	}
+	// The place reads as every surface cites it (document.Locate).
+	header := fmt.Sprintf("--- %s | chunk %d/%d", document.Locate(c.SourceName, pv), pv.ChunkIndex+1, pv.ChunkCount)
 	_, err = fmt.Fprintf(p.w, "%s | %d tokens, %d chars\n%s\n\n", header, n, utf8.RuneCountInString(c.Content), c.Content)
 	return err
 }

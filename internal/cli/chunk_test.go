@@ -29,7 +29,7 @@ type wireChunk struct {
 		Page       int      `json:"page"`
 		LineStart  int      `json:"lineStart"`
 		LineEnd    int      `json:"lineEnd"`
-		Headings   []string `json:"headings"`
+		Headings   []string `json:"headingPath"`
 		CharStart  int      `json:"charStart"`
 		CharEnd    int      `json:"charEnd"`
 		ChunkIndex int      `json:"chunkIndex"`
@@ -114,6 +114,9 @@ func decodeChunks(t *testing.T, out string) []wireChunk {
 		var c wireChunk
 		if err := json.Unmarshal([]byte(line), &c); err != nil {
 			t.Fatalf("%v: %s", err, line)
+		}
+		if c.Provenance.Headings == nil { // left out when there are none
+			c.Provenance.Headings = []string{}
 		}
 		chunks = append(chunks, c)
 	}
@@ -233,8 +236,8 @@ func TestChunkPlainOutput(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"--- docs/guide.md | chunk 1/4 | lines 1-3 | Quarry | ",
-		"--- docs/guide.md | chunk 3/4 | lines 9-11 | Quarry > Install > From source | 14 tokens, 63 chars\n### From source\n\nRun go install with the module path of Quarry.\n\n",
+		"--- docs/guide.md · Quarry · lines 1-3 | chunk 1/4 | ",
+		"--- docs/guide.md · Quarry › Install › From source · lines 9-11 | chunk 3/4 | 14 tokens, 63 chars\n### From source\n\nRun go install with the module path of Quarry.\n\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -438,10 +441,38 @@ func TestChunkFormats(t *testing.T) {
 	}
 	// People see the page of a PDF chunk.
 	_, out, _ = run(t, "", "chunk", "in/report.pdf")
-	if !strings.Contains(out, "--- in/report.pdf | chunk 2/3 | page 2 | lines 1-1 |") {
+	if !strings.Contains(out, "--- in/report.pdf · page 2 · lines 1-1 | chunk 2/3 |") {
 		t.Errorf("plain output:\n%s", out)
 	}
 }
 
 func intp(v int) *int       { return &v }
 func strp(s string) *string { return &s }
+
+// TestChunkJSONFeedsFilterMatch checks quarry chunk --json prints Quarry's
+// document JSON: quarry filter match reads it as it is.
+func TestChunkJSONFeedsFilterMatch(t *testing.T) {
+	chunkTree(t)
+	code, out, errOut := run(t, "", "chunk", "--json", "docs/guide.md", "docs/notes.txt")
+	if code != cli.ExitOK {
+		t.Fatalf("chunk: exit %d: %s", code, errOut)
+	}
+	chunks := decodeChunks(t, out)
+	name := chunks[0].SourceName // the guide's, as the loader names it
+	var guide []string
+	for _, c := range chunks {
+		if c.SourceName == name {
+			guide = append(guide, c.ID)
+		}
+	}
+	if len(guide) == len(chunks) {
+		t.Fatalf("every chunk is from %s", name)
+	}
+	code, ids, errOut := run(t, out, "filter", "match", "sourceName = '"+name+"'")
+	if code != cli.ExitOK {
+		t.Fatalf("filter match: exit %d: %s", code, errOut)
+	}
+	if got := strings.Fields(ids); len(guide) == 0 || !reflect.DeepEqual(got, guide) {
+		t.Errorf("filter match printed %q, want the guide's chunks %q", got, guide)
+	}
+}
