@@ -22,6 +22,8 @@ type PreviewRequest struct {
 	MaxFileSize int64
 	// CSVPerFile reads a CSV file as one document instead of one per row.
 	CSVPerFile bool
+	// OCR reads scanned PDF pages: off (""), auto or on (load.NewOCR).
+	OCR string
 }
 
 // Preview shows how ingestion would cut files into chunks, storing and
@@ -36,13 +38,17 @@ func Preview(ctx context.Context, paths []string, req PreviewRequest, fn func(*d
 	if req.MaxFileSize < 0 {
 		return nil, invalid(fmt.Errorf("the largest file size must be 0 (the default, %d bytes) or more, got %d", load.DefaultMaxFileSize, req.MaxFileSize))
 	}
+	ocr, err := load.NewOCR(req.OCR)
+	if err != nil {
+		return nil, invalid(err)
+	}
 	cache := ""
 	if dir, found, err := config.FindKB(".", nil); err == nil && found {
 		if st, err := os.Stat(filepath.Join(dir, "cache")); err == nil && st.IsDir() {
 			cache = filepath.Join(dir, "cache")
 		}
 	}
-	l := load.New(load.Options{MaxFileSize: req.MaxFileSize, CSVPerFile: req.CSVPerFile, CacheDir: cache})
+	l := load.New(load.Options{MaxFileSize: req.MaxFileSize, CSVPerFile: req.CSVPerFile, CacheDir: cache, OCR: ocr})
 	defer l.Close()
 	return ingest.Preview(ctx, l, s, paths, fn)
 }

@@ -81,6 +81,8 @@ type KB struct {
 	cfg   config.Config
 	store *store.Store
 	emb   embed.Embedder
+	// ocr reads scanned PDF pages for ingestion (ingest.ocr); nil for none.
+	ocr load.OCR
 	// chat is opened from chatSpec on first use, so commands that answer
 	// nothing never need a model's key.
 	chatSpec string
@@ -165,6 +167,7 @@ type options struct {
 	web           string
 	sourceTimeout time.Duration
 	mode          *string
+	ocr           *string
 	topK          int
 	log           *slog.Logger
 	hooks         Hooks
@@ -242,6 +245,11 @@ func WithWeb(url string, timeout time.Duration) Option {
 // WithMode sets the search mode used when a call names none, instead of
 // the configured search.mode.
 func WithMode(mode string) Option { return func(o *options) { o.mode = &mode } }
+
+// WithOCR sets how ingestion reads scanned PDF pages — off, auto (with
+// tesseract when it is installed) or on — instead of the configured
+// ingest.ocr.
+func WithOCR(mode string) Option { return func(o *options) { o.ocr = &mode } }
 
 // WithTopK sets the number of results when a call names none, instead of
 // the configured search.top_k.
@@ -358,11 +366,18 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 	if o.topK != 0 {
 		cfg.Search.TopK = o.topK
 	}
+	if o.ocr != nil {
+		cfg.Ingest.OCR = *o.ocr
+	}
+	ocr, err := load.NewOCR(cfg.Ingest.OCR)
+	if err != nil {
+		return nil, invalid(fmt.Errorf("ingest.ocr: %w", err))
+	}
 	if _, err := retrieve.ResolveMode(cfg.Search.Mode, "", embed.ModelInfo{}, false); err != nil {
 		return nil, invalid(fmt.Errorf("search.mode: %w", err))
 	}
 	kb := &KB{dir: dir, cfg: cfg, store: s, post: o.post, transforms: o.transforms, web: o.web,
-		sourceTimeout: o.sourceTimeout, log: o.log, hooks: o.hooks}
+		sourceTimeout: o.sourceTimeout, log: o.log, hooks: o.hooks, ocr: ocr}
 	if kb.log == nil {
 		kb.log = slog.Default()
 	}
@@ -557,7 +572,7 @@ func (kb *KB) TopK() int { return kb.cfg.Search.TopK }
 // with the compiled PDF engine kept in the knowledge base's cache/.
 func (kb *KB) Loader() *load.Loader {
 	kb.loaderOnce.Do(func() {
-		kb.loader = load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir()})
+		kb.loader = load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir(), OCR: kb.ocr})
 	})
 	return kb.loader
 }

@@ -97,6 +97,10 @@ type Ingest struct {
 	// them.
 	Include []string `koanf:"include"`
 	Exclude []string `koanf:"exclude"`
+	// OCR reads scanned PDF pages with tesseract: off (the default: they
+	// are reported as needing OCR), auto (when tesseract is installed) or
+	// on (a scan fails when it is not).
+	OCR string `koanf:"ocr"`
 }
 
 // Defaults returns the built-in settings.
@@ -106,7 +110,7 @@ func Defaults() Config {
 		Embedder:   "hash",
 		Chunking:   Chunking{Splitter: "auto", MaxTokens: 512, OverlapTokens: 64},
 		Search:     Search{TopK: 10},
-		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20},
+		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
 	}
 }
 
@@ -233,6 +237,11 @@ func (c Config) Check() error {
 	if c.Ingest.BatchSize <= 0 || c.Ingest.MaxFileSize <= 0 {
 		return fmt.Errorf("ingest: batch_size and max_file_size must be positive")
 	}
+	switch c.Ingest.OCR {
+	case "", "off", "auto", "on":
+	default:
+		return invalidSetting("ingest.ocr", "ingest.ocr %q: use off, auto or on", c.Ingest.OCR)
+	}
 	if c.Collection == "" || c.Embedder == "" {
 		return fmt.Errorf("collection and embedder must not be empty")
 	}
@@ -246,6 +255,7 @@ func toMap(c Config) map[string]any {
 		"chunking.overlap_tokens": c.Chunking.OverlapTokens,
 		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK,
 		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
+		"ingest.ocr": c.Ingest.OCR,
 	}
 }
 
@@ -306,5 +316,8 @@ top_k = ` + strconv.Itoa(c.Search.TopK) + `
 [ingest]
 batch_size = ` + strconv.Itoa(c.Ingest.BatchSize) + `
 max_file_size = ` + strconv.FormatInt(c.Ingest.MaxFileSize, 10) + `
+# Scanned PDF pages: off (reported as needing OCR), auto (read with tesseract when it is
+# installed) or on (read with tesseract; a scan fails without it).
+ocr = ` + q(c.Ingest.OCR) + `
 `
 }

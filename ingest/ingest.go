@@ -18,8 +18,10 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,6 +158,12 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	r.fingerprint, err = fingerprint(opt)
 	if err != nil {
 		return nil, err
+	}
+	r.pdfFingerprint = r.fingerprint
+	if opt.Loader.OCR() {
+		// Scans read with OCR give chunks they did not give without it:
+		// turning OCR on re-reads every PDF, and only PDFs.
+		r.pdfFingerprint += "\x00ocr"
 	}
 	entries, err := opt.Loader.Select(roots, opt.Select)
 	if err != nil {
@@ -301,11 +309,14 @@ type run struct {
 	opt         Options
 	splitter    split.Splitter
 	fingerprint string
-	known       map[document.Source]string // source → recorded hash
-	seen        map[document.Source]bool
-	total       int
-	start       time.Time
-	rep         *Report
+	// pdfFingerprint is the fingerprint of PDFs (by name, so a file is
+	// checked and recorded alike): the settings and whether scans are OCRed.
+	pdfFingerprint string
+	known          map[document.Source]string // source → recorded hash
+	seen           map[document.Source]bool
+	total          int
+	start          time.Time
+	rep            *Report
 
 	pending       []store.SourceUpdate
 	pendingChunks int
@@ -365,7 +376,7 @@ func (r *run) walk(ctx context.Context, entries []load.Entry) error {
 			for j := range jobs {
 				src := j.e.Source
 				res, unchanged := r.opt.Loader.ReadIf(ctx, j.e, func(h string) bool {
-					return r.known[src] == sourceHash(h, r.fingerprint)
+					return r.known[src] == sourceHash(h, r.fingerprintOf(j.e.Path))
 				})
 				p := prepared{res: res, skip: true}
 				if !unchanged {
@@ -473,7 +484,7 @@ func (r *run) prepare(res load.Result) prepared {
 		p.err = res.Err
 		return p
 	}
-	p.hash = sourceHash(res.Hash, r.fingerprint) // unchanged sources never get here (ReadIf)
+	p.hash = sourceHash(res.Hash, r.fingerprintOf(res.Path)) // unchanged sources never get here (ReadIf)
 	chunks, err := split.SplitAll(SplitterFor(r.splitter, res.Kind), res.Docs)
 	if err != nil {
 		p.err = fmt.Errorf("%s: split: %w", res.Path, err)
@@ -660,6 +671,14 @@ func (r *run) emit(e Event) {
 func sourceHash(contentHash, fingerprint string) string {
 	s := sha256.Sum256([]byte(contentHash + "\x00" + fingerprint))
 	return hex.EncodeToString(s[:])
+}
+
+// fingerprintOf is the fingerprint of the file at path.
+func (r *run) fingerprintOf(path string) string {
+	if strings.EqualFold(filepath.Ext(path), ".pdf") {
+		return r.pdfFingerprint
+	}
+	return r.fingerprint
 }
 
 func fingerprint(opt Options) (string, error) {

@@ -1,12 +1,16 @@
 package ingest_test
 
 import (
+	"context"
+	"image"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/store"
 )
 
 // TestOneOutcomePerFile checks every file ends in exactly one outcome the
@@ -48,5 +52,58 @@ func TestOneOutcomePerFile(t *testing.T) {
 	rep = e.ingest(t, ingest.Options{}, root)
 	if rep.Skipped != 2 || rep.Written != 0 || rep.Ignored != 1 || rep.NoText != 1 || rep.Failed != 1 {
 		t.Errorf("second run: %+v", rep)
+	}
+}
+
+// scanOCR is an OCR engine for tests: every scanned page reads as text.
+type scanOCR struct{}
+
+func (scanOCR) Recognize(context.Context, *image.Gray) (string, error) {
+	return "Recognized refunds text.", nil
+}
+
+// TestOCRReReadsPDFsOnly checks turning OCR on re-reads the PDFs, whose
+// scanned pages now give text, and leaves other unchanged files alone; and
+// that a scan is read once OCR is on.
+func TestOCRReReadsPDFsOnly(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"guide.md": "# Guide\n\nRun the installer.\n"})
+	for _, name := range []string{"scan.pdf", "mixed.pdf"} {
+		// mixed.pdf: a page of text, then a scanned page.
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEnv(t, t.TempDir())
+	plain := load.New(load.Options{})
+	defer plain.Close()
+	withOCR := load.New(load.Options{OCR: scanOCR{}})
+	defer withOCR.Close()
+	rep := e.ingest(t, ingest.Options{Loader: plain}, root)
+	if rep.Written != 2 || rep.NoText != 1 || !strings.Contains(strings.Join(rep.Notes, "\n"), "needs OCR") {
+		t.Fatalf("without OCR: %+v", rep)
+	}
+	rep = e.ingest(t, ingest.Options{Loader: withOCR}, root)
+	if rep.Written != 2 || rep.Skipped != 1 || rep.NoText != 0 {
+		t.Fatalf("with OCR: the PDFs are read again, the guide is not: %+v", rep)
+	}
+	pages := map[int]bool{}
+	hits, err := e.coll.Search(context.Background(), store.SearchRequest{Mode: store.ModeKeyword, Query: "recognized", TopK: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		pages[h.Doc.Provenance.Page] = true
+	}
+	if len(hits) != 2 || !pages[1] || !pages[2] {
+		t.Errorf("OCRed pages: %d hits on pages %v, want page 1 of the scan and page 2 of mixed.pdf", len(hits), pages)
+	}
+	rep = e.ingest(t, ingest.Options{Loader: withOCR}, root)
+	if rep.Skipped != 3 {
+		t.Fatalf("with OCR again: %+v", rep)
 	}
 }

@@ -84,6 +84,9 @@ type Options struct {
 	// base's cache/ folder); empty means the quarry folder in
 	// os.UserCacheDir. See PDFReader.
 	CacheDir string
+	// OCR reads scanned PDF pages (NewOCR gives the engine of an
+	// ingest.ocr mode); nil reports them as needing OCR.
+	OCR OCR
 	// Readers overrides or adds readers by kind.
 	Readers map[Kind]Reader
 }
@@ -109,7 +112,7 @@ func New(opt Options) *Loader {
 	// The PDF engine's budgets follow the file size limit, so the one
 	// setting people already know (ingest.max_file_size, --max-file-size)
 	// is the one that raises them.
-	pdf := &PDFReader{CacheDir: opt.CacheDir, MaxMemory: max(DefaultPDFMemory, 4*maxSize), MaxText: max(DefaultPDFText, 2*maxSize),
+	pdf := &PDFReader{CacheDir: opt.CacheDir, MaxMemory: max(DefaultPDFMemory, 4*maxSize), MaxText: max(DefaultPDFText, 2*maxSize), OCR: opt.OCR,
 		budgetHint: "raise the file size limit (ingest.max_file_size, --max-file-size): the PDF engine gets four times it"}
 	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, pdf: pdf, readers: map[Kind]Reader{
 		KindText:     TextReader{},
@@ -132,6 +135,9 @@ func New(opt Options) *Loader {
 	}
 	return l
 }
+
+// OCR reports whether scanned PDF pages are read (Options.OCR).
+func (l *Loader) OCR() bool { return l.pdf.OCR != nil }
 
 // Close stops the PDF engine if a PDF started it. Readers given in
 // Options.Readers are the caller's to close.

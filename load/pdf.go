@@ -1,10 +1,13 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -71,6 +74,11 @@ type PDFReader struct {
 	// MaxText bounds the text one file may yield in bytes (DefaultPDFText
 	// when 0).
 	MaxText int64
+	// OCR, when set, reads the pages that are images without a text layer
+	// (scans): each is rendered in grey at ocrDPI and its text recognized,
+	// with the page's provenance. Without it such pages give no text, and
+	// a PDF of them only is reported as needing OCR.
+	OCR OCR
 	// budgetHint says which setting raises the budgets, for messages.
 	budgetHint string
 
@@ -97,7 +105,7 @@ func (r *PDFReader) Read(ctx context.Context, f File) ([]*document.Document, err
 	// A done context kills the instance: PDFium has no cancellation of its
 	// own, and the runtime closes the module on the next check.
 	stop := context.AfterFunc(ctx, func() { _ = inst.Kill() })
-	docs, err := readPDF(ctx, inst, f.Data, r.maxText())
+	docs, err := readPDF(ctx, inst, f.Data, r.maxText(), r.OCR)
 	size, known := instanceMemory(inst)
 	if stop() {
 		// An instance that failed, or grew past what it may keep, is
@@ -291,7 +299,7 @@ func (r *PDFReader) Close() error {
 	return nil
 }
 
-func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte, maxText int64) ([]*document.Document, error) {
+func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte, maxText int64, ocr OCR) ([]*document.Document, error) {
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {
 		return nil, openError(err)
@@ -310,6 +318,13 @@ func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte, maxText int64
 		text, err := pageText(inst, opened.Document, i)
 		if err != nil {
 			return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+		}
+		if ocr != nil && strings.TrimSpace(text) == "" {
+			if images, dpi := pageImages(inst, opened.Document, i); images > 0 {
+				if text, err = ocrPage(ctx, inst, opened.Document, i, ocr, dpi); err != nil {
+					return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+				}
+			}
 		}
 		if total += int64(len(text)); total > maxText {
 			return nil, fmt.Errorf("pdf: the text passes %s by page %d of %d; the reader takes at most that from one file", byteSize(maxText), i+1, n.PageCount)
@@ -338,27 +353,85 @@ func noTextReason(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, pages int) e
 	}
 	images := 0
 	for i := range pages {
-		if pageImages(inst, doc, i) > 0 {
+		if n, _ := pageImages(inst, doc, i); n > 0 {
 			images++
 		}
 	}
 	if images > 0 {
-		return fmt.Errorf("pdf: %w: %d of %d page(s) are images without a text layer (a scan): it needs OCR first", ErrNoText, images, pages)
+		return fmt.Errorf("pdf: %w: %d of %d page(s) are images without a text layer (a scan): it needs OCR first: %s", ErrNoText, images, pages, ocrAdvice())
 	}
 	return fmt.Errorf("pdf: %w: its %d page(s) hold no text and no images (an empty document, or content in a form PDFium cannot decode)", ErrNoText, pages)
 }
 
-// pageImages counts a page's image objects; a page that cannot be loaded
-// counts none.
-func pageImages(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, index int) (images int) {
+// ocrAdvice says how to turn OCR on, and whether tesseract is installed.
+func ocrAdvice() string {
+	if _, err := FindTesseract(); err != nil {
+		return "install tesseract (Debian and Ubuntu: apt install tesseract-ocr), then ingest with --ocr or set ingest.ocr = \"auto\""
+	}
+	return "ingest with --ocr, or set ingest.ocr = \"auto\" (tesseract is installed)"
+}
+
+// OCR budgets: a page is rendered at its pictures' own resolution, as
+// scanned — more pixels than the scan has only slow OCR down — within
+// [ocrMinDPI, ocrMaxDPI] (ocrMaxDPI when unknown), and lower for a page so
+// large that its image would pass ocrMaxPixels (a poster, a map).
+const (
+	ocrMinDPI    = 150
+	ocrMaxDPI    = 300
+	ocrMaxPixels = 40 << 20
+)
+
+// ocrPage renders a page in grey and recognizes its text; scanDPI is the
+// resolution of its pictures (0 when unknown).
+func ocrPage(ctx context.Context, inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, index int, ocr OCR, scanDPI float64) (string, error) {
+	size, err := inst.FPDF_GetPageSizeByIndex(&requests.FPDF_GetPageSizeByIndex{Document: doc, Index: index})
+	if err != nil {
+		return "", fmt.Errorf("ocr: page size: %w", err)
+	}
+	dpi := ocrMaxDPI
+	if scanDPI > 0 {
+		dpi = int(min(max(math.Round(scanDPI), ocrMinDPI), ocrMaxDPI))
+	}
+	if px := size.Width / 72 * float64(dpi) * size.Height / 72 * float64(dpi); px > ocrMaxPixels {
+		dpi = max(72, int(float64(dpi)*math.Sqrt(ocrMaxPixels/px)))
+	}
+	res, err := inst.RenderPageInDPI(&requests.RenderPageInDPI{
+		Page: requests.Page{ByIndex: &requests.PageByIndex{Document: doc, Index: index}},
+		DPI:  dpi, ImageFormat: requests.RenderImageFormatGrayscale,
+	})
+	if err != nil {
+		return "", fmt.Errorf("ocr: render: %w", err)
+	}
+	// The pixels live in the engine's memory until Cleanup: copy them out.
+	src, ok := res.Result.RenderedImage.(*image.Gray)
+	var img *image.Gray
+	if ok {
+		img = &image.Gray{Pix: bytes.Clone(src.Pix), Stride: src.Stride, Rect: src.Rect}
+	}
+	res.Cleanup()
+	if !ok {
+		return "", errors.New("ocr: render: no grey image")
+	}
+	if t, isTesseract := ocr.(*Tesseract); isTesseract && t.DPI != dpi {
+		tc := *t
+		tc.DPI = dpi
+		ocr = &tc
+	}
+	return ocr.Recognize(ctx, img)
+}
+
+// pageImages counts a page's image objects and gives the highest
+// resolution they are drawn at (0 when unknown); a page that cannot be
+// loaded counts none.
+func pageImages(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, index int) (images int, dpi float64) {
 	page, err := inst.FPDF_LoadPage(&requests.FPDF_LoadPage{Document: doc, Index: index})
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	defer inst.FPDF_ClosePage(&requests.FPDF_ClosePage{Page: page.Page})
 	n, err := inst.FPDFPage_CountObjects(&requests.FPDFPage_CountObjects{Page: requests.Page{ByReference: &page.Page}})
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for i := range n.Count {
 		obj, err := inst.FPDFPage_GetObject(&requests.FPDFPage_GetObject{Page: requests.Page{ByReference: &page.Page}, Index: i})
@@ -366,11 +439,16 @@ func pageImages(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, index int) (im
 			continue
 		}
 		t, err := inst.FPDFPageObj_GetType(&requests.FPDFPageObj_GetType{PageObject: obj.PageObject})
-		if err == nil && t.Type == enums.FPDF_PAGEOBJ_IMAGE {
-			images++
+		if err != nil || t.Type != enums.FPDF_PAGEOBJ_IMAGE {
+			continue
+		}
+		images++
+		md, err := inst.FPDFImageObj_GetImageMetadata(&requests.FPDFImageObj_GetImageMetadata{ImageObject: obj.PageObject, Page: requests.Page{ByReference: &page.Page}})
+		if err == nil {
+			dpi = max(dpi, float64(md.ImageMetadata.HorizontalDPI), float64(md.ImageMetadata.VerticalDPI))
 		}
 	}
-	return images
+	return images, dpi
 }
 
 // openError names why PDFium refused a file.

@@ -23,6 +23,7 @@ func newChunkCmd(stdio IO) *cobra.Command {
 		name        string
 		asJSON      bool
 		csvPerFile  bool
+		ocr         bool
 		maxFileSize int64
 		settings    chunkFlags
 	)
@@ -72,7 +73,7 @@ With --json each chunk is a line in Quarry's document JSON, which quarry filter 
 			}
 			w := bufio.NewWriter(stdio.Out)
 			p := &chunkPrinter{w: w, json: asJSON}
-			req := quarry.PreviewRequest{Splitter: name, Settings: settings.settings(cmd.Flags()), MaxFileSize: maxFileSize, CSVPerFile: csvPerFile}
+			req := quarry.PreviewRequest{Splitter: name, Settings: settings.settings(cmd.Flags()), MaxFileSize: maxFileSize, CSVPerFile: csvPerFile, OCR: ocrMode(ocr)}
 			rep, err := quarry.Preview(cmd.Context(), args, req, p.chunk)
 			if ferr := w.Flush(); err == nil {
 				err = ferr
@@ -95,6 +96,7 @@ With --json each chunk is a line in Quarry's document JSON, which quarry filter 
 	f := cmd.Flags()
 	f.StringVar(&name, "splitter", "auto", "splitter: "+strings.Join(split.Names(), ", "))
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per chunk")
+	f.BoolVar(&ocr, "ocr", false, ocrUsage)
 	f.BoolVar(&csvPerFile, "csv-per-file", false, "read a CSV file as one document instead of one per row")
 	f.Int64Var(&maxFileSize, "max-file-size", 0, fmt.Sprintf("skip files larger than this many bytes (default %d)", load.DefaultMaxFileSize))
 	settings.register(f)

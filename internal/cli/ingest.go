@@ -30,6 +30,7 @@ func newIngestCmd(stdio IO) *cobra.Command {
 		sel     load.Selection
 		prefix  string
 		replace bool
+		ocr     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -57,7 +58,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 				return usageErr(fmt.Errorf("--meta: %w", err))
 			}
 			ctx := cmd.Context()
-			k, err := openKB(ctx, &f, !resume)
+			k, err := openKB(ctx, &f, !resume, ocrOption(ocr)...)
 			if err != nil {
 				return err
 			}
@@ -105,6 +106,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print progress as JSON lines")
 	cmd.Flags().BoolVar(&resume, "resume", false, "re-run the last interrupted ingestion with its paths and options")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "name this run's sources PREFIX/path, so folders with files of the same names can share a collection")
+	cmd.Flags().BoolVar(&ocr, "ocr", false, ocrUsage)
 	cmd.Flags().BoolVar(&replace, "replace", false, "let these files take over source names that other files hold (refused otherwise)")
 	return cmd
 }
@@ -171,4 +173,23 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// ocrUsage is the --ocr flag's help on every command that reads files.
+const ocrUsage = "read scanned PDF pages with tesseract (Debian: apt install tesseract-ocr); a scan fails without it (also ingest.ocr = \"auto\" or \"on\")"
+
+// ocrMode is the ingest.ocr mode --ocr asks for: on, or the setting's.
+func ocrMode(on bool) string {
+	if on {
+		return "on"
+	}
+	return ""
+}
+
+// ocrOption is the knowledge base option of --ocr, none without it.
+func ocrOption(on bool) []quarry.Option {
+	if !on {
+		return nil
+	}
+	return []quarry.Option{quarry.WithOCR("on")}
 }

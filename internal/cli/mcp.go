@@ -23,6 +23,7 @@ func newMCPCmd(stdio IO) *cobra.Command {
 		model    string
 		scope    string
 		allowRaw bool
+		ocr      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -50,7 +51,7 @@ capped.`,
 				return err
 			}
 			defer flush()
-			k, err := openKB(ctx, &f, !readOnly, append(spans, quarry.WithChatModelSpec(model), quarry.WithLogger(logger))...)
+			k, err := openKB(ctx, &f, !readOnly, append(append(spans, ocrOption(ocr)...), quarry.WithChatModelSpec(model), quarry.WithLogger(logger))...)
 			if err != nil {
 				return err
 			}
@@ -83,6 +84,7 @@ capped.`,
 	cmd.Flags().StringVar(&model, "model", "", "chat model for knowledge_ask as provider:model, overriding the llm setting (default: extractive answers)")
 	cmd.Flags().StringVar(&scope, "scope", "", "a filter every call is held to, in any syntax (closes ingestion; see docs/mcp.md)")
 	cmd.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "accept raw store-tagged filter fragments from the client (default: refused)")
+	cmd.Flags().BoolVar(&ocr, "ocr", false, ocrUsage)
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder knowledge_ingest may read (repeatable; default: the current directory)")
 	return cmd
 }

@@ -23,6 +23,7 @@ func newServeCmd(stdio IO) *cobra.Command {
 		rate      float64
 		verbose   bool
 		quality   qualityFlags
+		ocr       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -45,7 +46,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				level = slog.LevelDebug
 			}
 			logger := slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: level}))
-			k, err := openKB(ctx, &f, true, append(quality.options(), quarry.WithChatModelSpec(model), quarry.WithLogger(logger))...)
+			k, err := openKB(ctx, &f, true, append(append(quality.options(), ocrOption(ocr)...), quarry.WithChatModelSpec(model), quarry.WithLogger(logger))...)
 			if err != nil {
 				return err
 			}
@@ -76,6 +77,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 	f.register(cmd)
 	quality.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port); without keys, loopback only")
+	cmd.Flags().BoolVar(&ocr, "ocr", false, ocrUsage)
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the ingest endpoint may read (repeatable; default: none, uploads only)")
 	cmd.Flags().StringVar(&model, "model", "", "chat model for answers as provider:model, overriding the llm setting (default: extractive answers)")
 	cmd.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "accept raw store-tagged filter fragments from every caller (default: refused; a key can be granted them alone)")
