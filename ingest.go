@@ -215,6 +215,9 @@ func (kb *KB) runOptions(opt ingest.Options, c *store.Collection, req IngestRequ
 	}
 	if req.Uploaded {
 		opt.Select, opt.Replace = load.Selection{}, true
+		if opt.Loader == kb.Loader() {
+			opt.Loader = kb.untrustedLoader()
+		}
 		if fin := opt.Finish; fin != nil {
 			opt.Finish = func(ctx context.Context, _ []load.Entry, rep *ingest.Report) error { return fin(ctx, nil, rep) }
 		}

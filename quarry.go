@@ -103,6 +103,9 @@ type KB struct {
 
 	loaderOnce sync.Once
 	loader     *load.Loader
+	// untrusted reads the files callers upload (load.Options.Untrusted).
+	untrustedOnce sync.Once
+	untrusted     *load.Loader
 }
 
 // Hooks observe the stages of every operation ("embed", "search",
@@ -502,6 +505,9 @@ func (kb *KB) Close() error {
 	if kb.loader != nil {
 		err = kb.loader.Close()
 	}
+	if kb.untrusted != nil {
+		err = errors.Join(err, kb.untrusted.Close())
+	}
 	if kb.ownStore {
 		err = errors.Join(err, kb.store.Close())
 	}
@@ -571,10 +577,20 @@ func (kb *KB) TopK() int { return kb.cfg.Search.TopK }
 // Loader is the knowledge base's document loader, created on first use
 // with the compiled PDF engine kept in the knowledge base's cache/.
 func (kb *KB) Loader() *load.Loader {
-	kb.loaderOnce.Do(func() {
-		kb.loader = load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir(), OCR: kb.ocr})
-	})
+	kb.loaderOnce.Do(func() { kb.loader = kb.newLoader(false) })
 	return kb.loader
+}
+
+// untrustedLoader reads uploaded files: with the PDF engine a done
+// context stops mid-page, since a file a caller sends may be made to
+// hang it; the operator's own files get the faster one.
+func (kb *KB) untrustedLoader() *load.Loader {
+	kb.untrustedOnce.Do(func() { kb.untrusted = kb.newLoader(true) })
+	return kb.untrusted
+}
+
+func (kb *KB) newLoader(untrusted bool) *load.Loader {
+	return load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir(), OCR: kb.ocr, Untrusted: untrusted})
 }
 
 // Collection is a collection bound to its knowledge base's embedder and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -94,6 +95,53 @@ func BenchmarkPDFStartup(b *testing.B) {
 		b.ResetTimer()
 		for b.Loop() {
 			read(dir)
+		}
+	})
+}
+
+// BenchmarkPDFBook reads a whole book: the PDF that QUARRY_BENCH_PDF
+// names (a real, typeset one: `groff -man -Tpdf` of a few large manual
+// pages makes one), beside poppler's pdftotext on the same file when it is
+// installed, the reference. It skips without the variable.
+func BenchmarkPDFBook(b *testing.B) {
+	path := os.Getenv("QUARRY_BENCH_PDF")
+	if path == "" {
+		b.Skip("set QUARRY_BENCH_PDF to a PDF to read")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name          string
+		interruptible bool
+	}{{"quarry", false}, {"quarry-interruptible", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			r := &PDFReader{CacheDir: sharedPDF().CacheDir, Workers: 1, Interruptible: mode.interruptible}
+			defer r.Close()
+			if _, err := r.Read(context.Background(), File{Data: data}); err != nil {
+				b.Fatal(err)
+			}
+			pages := 0
+			for b.Loop() {
+				docs, err := r.Read(context.Background(), File{Data: data})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pages += len(docs)
+			}
+			b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+		})
+	}
+	b.Run("pdftotext", func(b *testing.B) {
+		bin, err := exec.LookPath("pdftotext")
+		if err != nil {
+			b.Skip("pdftotext is not installed (apt install poppler-utils)")
+		}
+		for b.Loop() {
+			if out, err := exec.Command(bin, path, os.DevNull).CombinedOutput(); err != nil {
+				b.Fatalf("pdftotext: %v: %s", err, out)
+			}
 		}
 	})
 }

@@ -87,6 +87,10 @@ type Options struct {
 	// OCR reads scanned PDF pages (NewOCR gives the engine of an
 	// ingest.ocr mode); nil reports them as needing OCR.
 	OCR OCR
+	// Untrusted files come from callers who are not trusted (uploads):
+	// their PDFs are read by an engine that a done context stops mid-page
+	// (PDFReader.Interruptible), at about three times the time.
+	Untrusted bool
 	// Readers overrides or adds readers by kind.
 	Readers map[Kind]Reader
 }
@@ -113,7 +117,8 @@ func New(opt Options) *Loader {
 	// setting people already know (ingest.max_file_size, --max-file-size)
 	// is the one that raises them.
 	pdf := &PDFReader{CacheDir: opt.CacheDir, MaxMemory: max(DefaultPDFMemory, 4*maxSize), MaxText: max(DefaultPDFText, 2*maxSize), OCR: opt.OCR,
-		budgetHint: "raise the file size limit (ingest.max_file_size, --max-file-size): the PDF engine gets four times it"}
+		Interruptible: opt.Untrusted,
+		budgetHint:    "raise the file size limit (ingest.max_file_size, --max-file-size): the PDF engine gets four times it"}
 	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, pdf: pdf, readers: map[Kind]Reader{
 		KindText:     TextReader{},
 		KindMarkdown: TextReader{},

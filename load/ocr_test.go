@@ -34,6 +34,7 @@ func renderGray(t testing.TB, pdf []byte, dpi int) *image.Gray {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sharedPDF().inflight.Done()
 	inst, err := pool.GetInstanceWithContext(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,13 @@ type PDFReader struct {
 	// MaxText bounds the text one file may yield in bytes (DefaultPDFText
 	// when 0).
 	MaxText int64
+	// Interruptible compiles PDFium with termination checks, so a done
+	// context stops a read inside PDFium, mid-page. They cost about three
+	// times the time (BenchmarkPDFBook): without them a read stops between
+	// pages, and a call into PDFium runs to its end — which a crafted file
+	// that makes PDFium loop would never reach. Files from callers who are
+	// not trusted (uploads) are read with it.
+	Interruptible bool
 	// OCR, when set, reads the pages that are images without a text layer
 	// (scans): each is rendered in grey at ocrDPI and its text recognized,
 	// with the page's provenance. Without it such pages give no text, and
@@ -83,6 +90,8 @@ type PDFReader struct {
 	budgetHint string
 
 	mem pdfMemory // the instances' linear memories
+
+	inflight sync.WaitGroup // reads under way, which Close waits for
 
 	mu     sync.Mutex // guards the fields below
 	pool   pdfium.Pool
@@ -98,13 +107,19 @@ func (r *PDFReader) Read(ctx context.Context, f File) ([]*document.Document, err
 	if err != nil {
 		return nil, err
 	}
+	defer r.inflight.Done()
 	inst, err := pool.GetInstanceWithContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("pdf: %w", err)
 	}
-	// A done context kills the instance: PDFium has no cancellation of its
-	// own, and the runtime closes the module on the next check.
-	stop := context.AfterFunc(ctx, func() { _ = inst.Kill() })
+	// An interruptible engine is killed by a done context: PDFium has no
+	// cancellation of its own, and the runtime closes the module at its
+	// next check. Without the checks the instance must not be closed under
+	// running code; readPDF stops at the next page instead.
+	stop := func() bool { return true }
+	if r.Interruptible {
+		stop = context.AfterFunc(ctx, func() { _ = inst.Kill() })
+	}
 	docs, err := readPDF(ctx, inst, f.Data, r.maxText(), r.OCR)
 	size, known := instanceMemory(inst)
 	if stop() {
@@ -220,6 +235,7 @@ func (r *PDFReader) start() (pdfium.Pool, error) {
 	case r.closed:
 		return nil, errors.New("pdf: the reader is closed")
 	case r.pool != nil:
+		r.inflight.Add(1)
 		return r.pool, nil
 	case r.err != nil:
 		return nil, r.err
@@ -227,7 +243,7 @@ func (r *PDFReader) start() (pdfium.Pool, error) {
 	cfg := wazero.NewRuntimeConfig().
 		// The bundled PDFium lowers setjmp/longjmp to exception handling.
 		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
-		WithCloseOnContextDone(true).
+		WithCloseOnContextDone(r.Interruptible).
 		WithMemoryLimitPages(uint32(min(r.maxMemory()>>16, 65536)))
 	if dir := r.cacheDir(); dir != "" {
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
@@ -257,6 +273,7 @@ func (r *PDFReader) start() (pdfium.Pool, error) {
 		return nil, r.err
 	}
 	r.pool = pool
+	r.inflight.Add(1)
 	return pool, nil
 }
 
@@ -281,11 +298,17 @@ func (r *PDFReader) closeCache() {
 // Close stops the runtime, if it started. Reads after Close fail.
 func (r *PDFReader) Close() error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return nil
 	}
 	r.closed = true
+	r.mu.Unlock()
+	// Reads under way finish first: their instances' memory must not be
+	// unmapped under code that is still running.
+	r.inflight.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var err error
 	if r.pool != nil {
 		err = r.pool.Close()

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"image"
 	"os"
 	"path/filepath"
 	"strings"
@@ -289,5 +290,43 @@ func TestPDFHyphenatedWord(t *testing.T) {
 	text := docs[0].Content
 	if strings.ContainsRune(text, '\ufffe') || strings.ContainsRune(text, '\x02') || !strings.Contains(text, "interpreter runs") {
 		t.Errorf("page text %q", text)
+	}
+}
+
+// cancelOCR cancels the read's context when it is asked for a page.
+type cancelOCR struct {
+	cancel context.CancelFunc
+	pages  int
+}
+
+func (c *cancelOCR) Recognize(context.Context, *image.Gray) (string, error) {
+	c.pages++
+	c.cancel()
+	return "text", nil
+}
+
+// TestPDFStopsBetweenPages checks a done context stops a read of the fast
+// engine at the next page, and that the interruptible engine reads and
+// stops too.
+func TestPDFStopsBetweenPages(t *testing.T) {
+	scan := renderGray(t, makePDF([]string{"a scanned page"}, false), 72)
+	pdf := scanPDF([]*image.Gray{scan, scan, scan}, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ocr := &cancelOCR{cancel: cancel}
+	r := &PDFReader{CacheDir: sharedPDF().CacheDir, OCR: ocr}
+	defer r.Close()
+	if _, err := r.Read(ctx, File{Data: pdf}); !errors.Is(err, context.Canceled) || ocr.pages != 1 {
+		t.Errorf("read: %v after %d pages, want context.Canceled after page 1", err, ocr.pages)
+	}
+	ir := &PDFReader{CacheDir: sharedPDF().CacheDir, Interruptible: true, Workers: 1}
+	defer ir.Close()
+	if docs, err := ir.Read(context.Background(), File{Data: makePDF([]string{"one", "two"}, false)}); err != nil || len(docs) != 2 {
+		t.Fatalf("interruptible read: %d documents, %v", len(docs), err)
+	}
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := ir.Read(done, File{Data: makePDF([]string{"x"}, false)}); err == nil {
+		t.Error("an interruptible read with a done context succeeded")
 	}
 }

@@ -41,6 +41,7 @@ func TestPDFMemoryProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.inflight.Done()
 	inst, err := pool.GetInstanceWithContext(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first interrupt asks the command to stop and it winds down (an
+	// ingestion finishes the page it is reading); a second one ends the
+	// process at once.
+	context.AfterFunc(ctx, stop)
 	code := cli.Run(ctx, os.Args[1:], cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
 	os.Exit(code)
