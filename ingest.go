@@ -20,13 +20,12 @@ import (
 // a run ends, the refresh of the knowledge hierarchy. Callers add a run's
 // own paths, metadata, patterns (Selection.Plus) and job records.
 func (kb *KB) IngestOptions(c *store.Collection) ingest.Options {
-	ch := kb.cfg.Chunking
 	opt := ingest.Options{
 		Collection: c,
 		Embedder:   kb.emb,
 		Loader:     kb.Loader(),
-		Chunking:   split.RecursiveConfig{MaxTokens: ch.MaxTokens, OverlapTokens: ch.OverlapTokens, NoOverlap: ch.OverlapTokens == 0},
-		Splitter:   ch.Splitter,
+		Chunking:   kb.chunking(),
+		Splitter:   kb.cfg.Chunking.Splitter,
 		BatchSize:  kb.cfg.Ingest.BatchSize,
 		Select:     load.Selection{Include: kb.cfg.Ingest.Include, Exclude: kb.cfg.Ingest.Exclude},
 		Logger:     kb.log,
@@ -39,6 +38,12 @@ func (kb *KB) IngestOptions(c *store.Collection) ingest.Options {
 		return err
 	}
 	return opt
+}
+
+// chunking is the configured chunk budget.
+func (kb *KB) chunking() split.RecursiveConfig {
+	ch := kb.cfg.Chunking
+	return split.RecursiveConfig{MaxTokens: ch.MaxTokens, OverlapTokens: ch.OverlapTokens, NoOverlap: ch.OverlapTokens == 0}
 }
 
 // RefreshHierarchy brings the collection's knowledge hierarchy up to what

@@ -2,7 +2,9 @@ package quarry
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -60,4 +62,74 @@ func (kb *KB) CacheDir() string {
 		return ""
 	}
 	return filepath.Join(kb.dir, "cache")
+}
+
+// MaxIndexChunks bounds the chunks one Index call returns.
+const MaxIndexChunks = 1000
+
+// IndexRequest names files to cut into chunks without storing them.
+type IndexRequest struct {
+	// Paths are files or folders; the caller confines them (a server to
+	// its roots).
+	Paths []string
+	// Limit is the most chunks returned (MaxIndexChunks when 0 or more).
+	Limit int
+}
+
+// IndexResult is what Index read: the chunks as passages, in file and
+// reading order (Rank counts them), and every file's outcome.
+type IndexResult struct {
+	Chunks []Passage `json:"chunks"`
+	// Truncated says the walk stopped at the limit.
+	Truncated bool `json:"truncated"`
+	Files     int  `json:"files" doc:"Files looked at"`
+	// Skipped, NoText and Failed name the files not read, without text,
+	// or that could not be read, with the reason.
+	Skipped []string `json:"skipped,omitempty"`
+	NoText  []string `json:"no_text,omitempty"`
+	Failed  []string `json:"failed,omitempty"`
+}
+
+// errIndexFull stops an Index walk at its limit.
+var errIndexFull = errors.New("index: limit reached")
+
+// Index cuts files into chunks exactly as ingestion into this knowledge
+// base would — its loader, splitter and chunk budget — and returns them
+// without storing or embedding anything. Reading the server's folders is
+// for scopes that reach everything and may use server paths, as ingestion
+// is.
+func (kb *KB) Index(ctx context.Context, sc Scope, req IndexRequest) (*IndexResult, error) {
+	if !sc.MayReachAll() || sc.NoServerPaths {
+		return nil, fmt.Errorf("%w: reading server folders is not open to this caller (a scope filter, or a key below admin)", ErrForbidden)
+	}
+	if len(req.Paths) == 0 {
+		return nil, invalid(errors.New("give at least one file or folder"))
+	}
+	limit := req.Limit
+	if limit <= 0 || limit > MaxIndexChunks {
+		limit = MaxIndexChunks
+	}
+	s, err := ingest.NewSplitter(kb.cfg.Chunking.Splitter, kb.chunking())
+	if err != nil {
+		return nil, invalid(err)
+	}
+	res := &IndexResult{Chunks: []Passage{}}
+	rep, err := ingest.Preview(ctx, kb.Loader(), s, req.Paths, func(d *document.Document) error {
+		if len(res.Chunks) == limit {
+			return errIndexFull
+		}
+		res.Chunks = append(res.Chunks, PassageOf(len(res.Chunks)+1, d))
+		return nil
+	})
+	if errors.Is(err, errIndexFull) {
+		res.Truncated, err = true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		err = invalid(err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Files, res.Skipped, res.NoText, res.Failed = rep.Files, rep.Skipped, rep.NoText, rep.Failed
+	return res, nil
 }

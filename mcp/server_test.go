@@ -34,6 +34,18 @@ type fixture struct {
 
 func newFixture(t *testing.T, readOnly bool) *fixture {
 	t.Helper()
+	return newFixtureWith(t, mcp.Config{ReadOnly: readOnly})
+}
+
+// newFixtureScoped is a fixture whose client is held to sc.
+func newFixtureScoped(t *testing.T, sc mcp.Scope) *fixture {
+	t.Helper()
+	return newFixtureWith(t, mcp.Config{Scope: sc})
+}
+
+// newFixtureWith serves the fixture's corpus folder with cfg's settings.
+func newFixtureWith(t *testing.T, cfg mcp.Config) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "docs", "refunds.md"), "# Policies\n\n## Refunds\n\nRefunds are paid within fourteen days of the return.\n")
@@ -47,10 +59,8 @@ func newFixture(t *testing.T, readOnly bool) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mcp.New(mcp.Config{
-		KB:    newKB(t, st, emb, "default"),
-		Roots: []string{root}, ReadOnly: readOnly, Logger: slog.New(slog.DiscardHandler),
-	})
+	cfg.KB, cfg.Roots, cfg.Logger = newKB(t, st, emb, "default"), []string{root}, slog.New(slog.DiscardHandler)
+	srv, err := mcp.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +190,7 @@ func TestListTools(t *testing.T) {
 	f := newFixture(t, false)
 	cs := connect(t, f.srv)
 	tools := toolNames(t, cs)
-	for _, name := range []string{mcp.ToolSearch, mcp.ToolAsk, mcp.ToolStatus, mcp.ToolIngest, mcp.ToolIngestStatus, mcp.ToolAddDocuments, mcp.ToolDelete} {
+	for _, name := range []string{mcp.ToolSearch, mcp.ToolQuery, mcp.ToolIndex, mcp.ToolAsk, mcp.ToolStatus, mcp.ToolIngest, mcp.ToolIngestStatus, mcp.ToolAddDocuments, mcp.ToolDelete} {
 		tl, ok := tools[name]
 		if !ok {
 			t.Errorf("tool %s missing", name)

@@ -27,7 +27,33 @@ const (
 	ToolAddDocuments = "knowledge_add_documents"
 	ToolDelete       = "knowledge_delete"
 	ToolStatus       = "knowledge_status"
+	ToolIndex        = "knowledge_index"
+	ToolQuery        = "knowledge_query"
 )
+
+// QueryInput is the input of knowledge_query, NeuRAG's search: triggers
+// first, then the knowledge base's default mode, a few passages.
+type QueryInput struct {
+	Query      string `json:"query" jsonschema:"what to look for: a question, keywords or a node's trigger"`
+	TopN       int    `json:"top_n,omitempty" jsonschema:"how many passages to return (default 5, at most 10)"`
+	Filter     any    `json:"filter,omitempty" jsonschema:"optional metadata filter in any syntax, as for knowledge_search"`
+	Collection string `json:"collection,omitempty" jsonschema:"collection to search; omit for the default"`
+}
+
+// Query defaults: knowledge_query returns a few passages, as NeuRAG's did.
+const (
+	queryTopN    = 5
+	queryMaxTopN = 10
+)
+
+// IndexInput is the input of knowledge_index.
+type IndexInput struct {
+	Paths []string `json:"paths" jsonschema:"files or folders to cut into chunks, inside the server's allowed roots; relative paths start at the first root"`
+	Limit int      `json:"limit,omitempty" jsonschema:"the most chunks to return (default and most 1000)"`
+}
+
+// IndexOutput is the structured result of knowledge_index.
+type IndexOutput = quarry.IndexResult
 
 // SearchInput is the input of knowledge_search.
 type SearchInput struct {
@@ -193,6 +219,19 @@ func (s *Server) addTools() error {
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIngestStatus, Annotations: readOnly("Ingestion job status"),
 		Description: "Report an ingestion job's state (running, done, failed or interrupted) and progress: files handled " +
 			"of the total, chunks written, files that failed."}, s.ingestStatus)
+	queryIn, err := jsonschema.For[QueryInput](nil)
+	if err != nil {
+		return fmt.Errorf("mcp: input schema: %w", err)
+	}
+	queryIn.Properties["top_n"].Minimum, queryIn.Properties["top_n"].Maximum = new(float64(0)), new(float64(queryMaxTopN))
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolQuery, Annotations: readOnly("Query the knowledge base"), InputSchema: queryIn,
+		Description: "Find the few passages that best answer a query: a knowledge node whose trigger the query is comes " +
+			"first, then the best passages by meaning and keywords. Each passage has its source, page, headings " +
+			"and lines so it can be cited."}, s.query)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIndex, Annotations: readOnly("Cut files into chunks"),
+		Description: "Read files or folders inside the server's roots and return the chunks ingestion would make of " +
+			"them, with their source, page, headings and lines, storing nothing: to look at a document's parts " +
+			"before adding them, or to add them one by one with knowledge_add_documents."}, s.index)
 	s.addHierarchyTools()
 	if s.cfg.ReadOnly {
 		return nil
@@ -244,6 +283,46 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 		return nil, out, err
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: passagesText(res.Results)}}}, *res, nil
+}
+
+func (s *Server) query(ctx context.Context, req *sdk.CallToolRequest, in QueryInput) (*sdk.CallToolResult, SearchOutput, error) {
+	var out SearchOutput
+	if in.TopN < 0 || in.TopN > queryMaxTopN {
+		return nil, out, fmt.Errorf("top_n %d: give 1 to %d (default %d)", in.TopN, queryMaxTopN, queryTopN)
+	}
+	if in.TopN == 0 {
+		in.TopN = queryTopN
+	}
+	return s.search(ctx, req, SearchInput{Query: in.Query, Mode: "auto", TopK: in.TopN, Filter: in.Filter, Collection: in.Collection})
+}
+
+func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest, in IndexInput) (*sdk.CallToolResult, IndexOutput, error) {
+	var out IndexOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	if len(in.Paths) == 0 {
+		return nil, out, errors.New("paths is empty: give at least one file or folder")
+	}
+	paths := make([]string, len(in.Paths))
+	for i, p := range in.Paths {
+		if paths[i], err = s.confine(p); err != nil {
+			return nil, out, fmt.Errorf("refused: %w", err)
+		}
+	}
+	res, err := s.kb.Index(ctx, sc, quarry.IndexRequest{Paths: paths, Limit: in.Limit})
+	if err != nil {
+		return nil, out, err
+	}
+	text := fmt.Sprintf("%d chunks from %d files", len(res.Chunks), res.Files)
+	if res.Truncated {
+		text += " (stopped at the limit)"
+	}
+	if n := len(res.Skipped) + len(res.NoText) + len(res.Failed); n > 0 {
+		text += fmt.Sprintf("; %d files gave none (see skipped, no_text and failed)", n)
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text + ".\n\n" + passagesText(res.Chunks)}}}, *res, nil
 }
 
 func passagesText(ps []Passage) string {

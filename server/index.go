@@ -1,0 +1,47 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/quarry-rag/quarry"
+	"github.com/quarry-rag/quarry/keys"
+)
+
+// IndexBody is the request of the index endpoint.
+type IndexBody struct {
+	Paths []string `json:"paths" minItems:"1" doc:"Files or folders inside the server's ingest roots; relative paths start at the first root"`
+	Limit int      `json:"limit,omitempty" minimum:"0" maximum:"1000" doc:"The most chunks to return (default and most 1000)"`
+}
+
+type indexInput struct {
+	Body IndexBody
+}
+
+// IndexResult is the chunks ingestion would make of files, stored
+// nowhere, and every file's outcome.
+type IndexResult = quarry.IndexResult
+
+// index cuts files from the server's ingest roots into the chunks
+// ingestion would make (quarry.KB.Index): admin keys only, as ingesting
+// those folders is, and never a path outside the roots.
+func (s *Server) index(ctx context.Context, in *indexInput) (*body[IndexResult], error) {
+	p, err := s.authorize(ctx, keys.PermAdmin, "")
+	if err != nil {
+		return nil, err
+	}
+	if s.roots == nil {
+		return nil, apiError(http.StatusForbidden, CodeForbidden, "reading server folders is off: start the server with --root")
+	}
+	paths := make([]string, len(in.Body.Paths))
+	for i, path := range in.Body.Paths {
+		if paths[i], err = s.roots.Confine(path); err != nil {
+			return nil, apiError(http.StatusForbidden, CodeForbidden, "refused: "+err.Error())
+		}
+	}
+	res, err := s.kb.Index(ctx, s.scope(p), quarry.IndexRequest{Paths: paths, Limit: in.Body.Limit})
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	return &body[IndexResult]{Body: *res}, nil
+}

@@ -1,0 +1,37 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/quarry-rag/quarry/keys"
+	"github.com/quarry-rag/quarry/server"
+)
+
+// TestIndexEndpoint checks POST /v1/index cuts files of the ingest roots
+// into chunks for admin keys, stores nothing, and refuses paths outside
+// the roots and keys below admin or with a filter.
+func TestIndexEndpoint(t *testing.T) {
+	f := newFixture(t)
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	writer := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite})
+	scoped := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin, Filter: "sourceName = 'x'"})
+	r := f.do(t, "POST", "/v1/index", admin, map[string]any{"paths": []string{"docs"}})
+	expect(t, "index", r, 200, "")
+	chunks, _ := r.body["chunks"].([]any)
+	if len(chunks) != 1 || r.body["files"] != float64(1) {
+		t.Fatalf("index: %s", r.raw)
+	}
+	c := chunks[0].(map[string]any)
+	if c["source"] != "refunds.md" || !strings.Contains(c["text"].(string), "fourteen days") || c["location"] == "" {
+		t.Errorf("chunk %v", c)
+	}
+	st := f.do(t, "GET", "/v1/status", admin, nil)
+	if strings.Contains(st.raw, `"documents":1`) {
+		t.Errorf("index stored passages: %s", st.raw)
+	}
+	expect(t, "outside the roots", f.do(t, "POST", "/v1/index", admin, map[string]any{"paths": []string{"/etc"}}), 403, server.CodeForbidden)
+	expect(t, "a write key", f.do(t, "POST", "/v1/index", writer, map[string]any{"paths": []string{"docs"}}), 403, server.CodeForbidden)
+	expect(t, "a key with a filter", f.do(t, "POST", "/v1/index", scoped, map[string]any{"paths": []string{"docs"}}), 403, server.CodeForbidden)
+	expect(t, "a missing file", f.do(t, "POST", "/v1/index", admin, map[string]any{"paths": []string{"docs/missing.md"}}), 403, server.CodeForbidden)
+}
