@@ -141,6 +141,20 @@ func New(opt Options) *Loader {
 	return l
 }
 
+// ReadBytes reads data as the file name would be read (Sniff picks the
+// reader), for content that is not on disk.
+func (l *Loader) ReadBytes(ctx context.Context, name string, data []byte) ([]*document.Document, error) {
+	kind, err := Sniff(name, data)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := l.readers[kind]
+	if !ok {
+		return nil, fmt.Errorf("%w: no reader for %s files in this build", ErrSkipped, kind)
+	}
+	return r.Read(ctx, File{Path: name, Kind: kind, Data: data})
+}
+
 // OCR reports whether scanned PDF pages are read (Options.OCR).
 func (l *Loader) OCR() bool { return l.pdf.OCR != nil }
 

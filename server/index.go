@@ -45,3 +45,21 @@ func (s *Server) index(ctx context.Context, in *indexInput) (*body[IndexResult],
 	}
 	return &body[IndexResult]{Body: *res}, nil
 }
+
+// Doctor is the self-check of the installation and the knowledge base.
+type Doctor = quarry.Doctor
+
+type doctorInput struct{}
+
+// doctor runs the offline self-check (quarry.KB.Doctor): admin keys only,
+// since it names the server's paths and versions.
+func (s *Server) doctor(ctx context.Context, _ *doctorInput) (*body[Doctor], error) {
+	p, err := s.authorize(ctx, keys.PermAdmin, "")
+	if err != nil {
+		return nil, err
+	}
+	if p.scope != nil {
+		return nil, errScoped("the self-check")
+	}
+	return &body[Doctor]{Body: *s.kb.Doctor(ctx)}, nil
+}

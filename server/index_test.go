@@ -35,3 +35,16 @@ func TestIndexEndpoint(t *testing.T) {
 	expect(t, "a key with a filter", f.do(t, "POST", "/v1/index", scoped, map[string]any{"paths": []string{"docs"}}), 403, server.CodeForbidden)
 	expect(t, "a missing file", f.do(t, "POST", "/v1/index", admin, map[string]any{"paths": []string{"docs/missing.md"}}), 403, server.CodeForbidden)
 }
+
+func TestDoctorEndpoint(t *testing.T) {
+	f := newFixture(t)
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	reader := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead})
+	r := f.do(t, "GET", "/v1/doctor", admin, nil)
+	expect(t, "doctor", r, 200, "")
+	checks, _ := r.body["checks"].([]any)
+	if len(checks) < 6 || r.body["ok"] == nil {
+		t.Fatalf("doctor: %s", r.raw)
+	}
+	expect(t, "doctor for a read key", f.do(t, "GET", "/v1/doctor", reader, nil), 403, server.CodeForbidden)
+}

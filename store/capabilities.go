@@ -36,6 +36,35 @@ type Installer interface {
 	Setup(ctx context.Context) error
 }
 
+// Engine says what a store runs on, for people checking an installation.
+type Engine struct {
+	// Name is the engine ("sqlite", "postgresql", "memory"); Version its
+	// version as the engine reports it; Extensions the versions of what it
+	// uses beside (pgvector, pg_search).
+	Name       string            `json:"name"`
+	Version    string            `json:"version,omitempty"`
+	Extensions map[string]string `json:"extensions,omitempty"`
+}
+
+// Describer is implemented by backends that can say what engine they run
+// on; asking reaches the engine, so it also shows the store answers.
+type Describer interface {
+	Describe(ctx context.Context) (Engine, error)
+}
+
+// Describe reports the backend's engine; one that cannot say is named by
+// its dialect, or "unknown".
+func (s *Store) Describe(ctx context.Context) (Engine, error) {
+	if d, ok := s.b.(Describer); ok {
+		return d.Describe(ctx)
+	}
+	name := s.b.Dialect()
+	if name == "" {
+		name = "unknown"
+	}
+	return Engine{Name: name}, nil
+}
+
 // Checkpoint writes the backend's derived state down when it keeps any;
 // a backend without it has nothing to do.
 func (s *Store) Checkpoint(ctx context.Context) error {

@@ -681,3 +681,13 @@ func (b *Backend) scanDocs(ctx context.Context, query string, args []any, fn fun
 	}
 	return nil
 }
+
+// Describe implements store.Describer: the SQLite library the store runs
+// on, asked through the store's own connection.
+func (b *Backend) Describe(ctx context.Context) (store.Engine, error) {
+	e := store.Engine{Name: "sqlite"}
+	if err := b.r.QueryRowContext(ctx, `SELECT sqlite_version()`).Scan(&e.Version); err != nil {
+		return e, fmt.Errorf("embedded: describe: %w", err)
+	}
+	return e, nil
+}

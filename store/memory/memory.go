@@ -107,6 +107,11 @@ func (b *Backend) ListJobs(_ context.Context, limit int) ([]store.Job, error) {
 	return out, nil
 }
 
+// Describe implements store.Describer: the engine is this process.
+func (b *Backend) Describe(context.Context) (store.Engine, error) {
+	return store.Engine{Name: "memory"}, nil
+}
+
 // Dialect implements store.Backend: filters are evaluated in process, so no
 // raw fragment is accepted.
 func (b *Backend) Dialect() string { return "" }

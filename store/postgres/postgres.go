@@ -143,6 +143,28 @@ func (b *Backend) Analyze(ctx context.Context) error {
 	return nil
 }
 
+// Describe implements store.Describer: the server's version and those of
+// the extensions Quarry uses.
+func (b *Backend) Describe(ctx context.Context) (store.Engine, error) {
+	e := store.Engine{Name: "postgresql", Extensions: map[string]string{}}
+	if err := b.db.QueryRow(ctx, `SHOW server_version`).Scan(&e.Version); err != nil {
+		return e, fmt.Errorf("postgres: describe: %w", err)
+	}
+	rows, err := b.db.Query(ctx, `SELECT extname, extversion FROM pg_extension WHERE extname IN ('vector', 'pg_search')`)
+	if err != nil {
+		return e, fmt.Errorf("postgres: describe: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, version string
+		if err := rows.Scan(&name, &version); err != nil {
+			return e, fmt.Errorf("postgres: describe: %w", err)
+		}
+		e.Extensions[name] = version
+	}
+	return e, rows.Err()
+}
+
 // Dialect implements store.Backend.
 func (b *Backend) Dialect() string { return Dialect }
 

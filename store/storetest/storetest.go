@@ -61,6 +61,7 @@ func Run(t *testing.T, open Opener) {
 		{"Threads", testThreads},
 		{"Scan", testScan},
 		{"Hierarchy", testHierarchy},
+		{"Describe", testDescribe},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1108,5 +1109,16 @@ func testSearchVectors(t *testing.T, s *store.Store) {
 				t.Errorf("%s hit %s: fields differ without vectors", mode, full[i].Doc.ID)
 			}
 		}
+	}
+}
+
+// testDescribe: the store answers and names its engine.
+func testDescribe(t *testing.T, s *store.Store) {
+	e, err := s.Describe(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Name == "" {
+		t.Errorf("engine %+v has no name", e)
 	}
 }

@@ -1,0 +1,35 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDoctor(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("QUARRY_KB", "")
+	code, out, errOut := run(t, "", "doctor", "--json")
+	if code != 0 {
+		t.Fatalf("doctor: %d %s", code, errOut)
+	}
+	var d struct {
+		OK     bool `json:"ok"`
+		Checks []struct{ Name, State, Detail string }
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil || !d.OK || len(d.Checks) != 7 || d.Checks[0].Name != "knowledge base" {
+		t.Fatalf("doctor --json: %v %s", err, out)
+	}
+	// A knowledge base holding one tiny chunk: health's serious finding
+	// fails the doctor.
+	kb := filepath.Join(t.TempDir(), "kb")
+	writeFiles(t, "docs", map[string]string{"a.md": "# A\n\nhi\n"})
+	if code, _, errOut := run(t, "", "ingest", "docs", "--kb", kb); code != 0 {
+		t.Fatalf("ingest: %d %s", code, errOut)
+	}
+	code, out, _ = run(t, "", "doctor", "--kb", kb)
+	if code != 1 || !strings.Contains(out, "fail  collection") || !strings.Contains(out, "ok    store") {
+		t.Errorf("doctor on a knowledge base with a tiny chunk: %d\n%s", code, out)
+	}
+}
