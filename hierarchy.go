@@ -33,6 +33,19 @@ func (kb *KB) Tree(ctx context.Context, sc Scope, collection string) (*hierarchy
 	return h.Tree(ctx)
 }
 
+// Links is the collection's link graph, heaviest first (never nil).
+func (kb *KB) Links(ctx context.Context, sc Scope, collection string) ([]hierarchy.GraphLink, error) {
+	h, err := kb.Hierarchy(ctx, sc, collection)
+	if err != nil {
+		return nil, err
+	}
+	g, err := h.Graph(ctx)
+	if g == nil {
+		g = []hierarchy.GraphLink{}
+	}
+	return g, err
+}
+
 // Health is an audit, with the repairs made before it.
 type Health struct {
 	*hierarchy.Report

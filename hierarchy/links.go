@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/quarry-rag/quarry/store"
@@ -272,6 +273,32 @@ func WriteGraph(w io.Writer, links []GraphLink) error {
 		fmt.Fprintf(&b, "%s --[%s, w=%s]--> %s\n  evidence: %s", l.FromName, l.Type, formatWeight(l.Weight), l.ToName, l.Evidence)
 	}
 	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteDOT writes the links as a Graphviz graph (`dot -Tsvg`): a node per
+// knowledge node, named by its path and labelled with its name, and an
+// edge per link, labelled with its type and weight, as thick as it is
+// heavy, its evidence as the tooltip. Links are undirected.
+func WriteDOT(w io.Writer, links []GraphLink) error {
+	q := func(s string) string { return strconv.Quote(s) }
+	var b strings.Builder
+	b.WriteString("graph knowledge {\n  node [shape=box, style=rounded];\n")
+	seen := map[string]bool{}
+	for _, l := range links {
+		for _, n := range [][2]string{{l.FromPath, l.FromName}, {l.ToPath, l.ToName}} {
+			if !seen[n[0]] {
+				seen[n[0]] = true
+				fmt.Fprintf(&b, "  %s [label=%s];\n", q(n[0]), q(n[1]))
+			}
+		}
+	}
+	for _, l := range links {
+		fmt.Fprintf(&b, "  %s -- %s [label=%s, penwidth=%s, tooltip=%s];\n", q(l.FromPath), q(l.ToPath),
+			q(fmt.Sprintf("%s %s", l.Type, formatWeight(l.Weight))), formatWeight(1+4*l.Weight), q(l.Evidence))
+	}
+	b.WriteString("}\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

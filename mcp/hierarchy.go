@@ -242,17 +242,15 @@ func (s *Server) health(ctx context.Context, req *sdk.CallToolRequest, in Health
 
 func (s *Server) linkGraph(ctx context.Context, req *sdk.CallToolRequest, in LinkGraphInput) (*sdk.CallToolResult, LinkGraphOutput, error) {
 	out := LinkGraphOutput{Links: []hierarchy.GraphLink{}}
-	h, _, err := s.hierarchy(ctx, req, in.Collection)
+	sc, err := s.scope(ctx, req)
 	if err != nil {
 		return nil, out, err
 	}
-	g, err := h.Graph(ctx)
+	g, err := s.kb.Links(ctx, sc, in.Collection)
 	if err != nil {
 		return nil, out, err
 	}
-	if g != nil {
-		out.Links = g
-	}
+	out.Links = g
 	var b strings.Builder
 	if err := hierarchy.WriteGraph(&b, g); err != nil {
 		return nil, out, err

@@ -138,6 +138,7 @@ func TestBrowserUI(t *testing.T) {
 		chromedp.WaitVisible(css("#health-summary")))
 	tree := text("hierarchy", "#tree")
 	health := text("hierarchy", "#health-summary")
+	links := text("hierarchy", "#links")
 	screenshot(t, ctx, "ui-hierarchy.png")
 
 	if !strings.Contains(jobState, "done: 1/1 files") {
@@ -155,8 +156,33 @@ func TestBrowserUI(t *testing.T) {
 	if !strings.Contains(tree, "Root") || !strings.Contains(tree, "passages") || !strings.Contains(health, "nodes") {
 		t.Errorf("hierarchy tab: %q / %q", tree, health)
 	}
+	if links == "" { // one uploaded file makes one node: no links, said so
+		t.Errorf("hierarchy tab shows no link graph nor its absence")
+	}
+	// Folders make nodes and links: the graph is drawn, and a click on a
+	// node searches it.
+	write(t, filepath.Join(f.root, "docs", "billing", "invoices.md"), "# Invoices\n\nInvoices list refunds.\n")
+	write(t, filepath.Join(f.root, "docs", "support", "refunds.md"), "# Refunds\n\nSupport explains refunds and invoices.\n")
+	r := f.do(t, "POST", "/v1/collections/dir/ingest", "", map[string]any{"paths": []string{"docs"}})
+	expect(t, "ingest folders", r, 202, "")
+	f.waitJob(t, r.body["job_id"].(string), "")
+	do("link graph", chromedp.Navigate(f.url+"/"),
+		chromedp.WaitReady(css(`#collection option[value="dir"]`)),
+		chromedp.SetValue(css("#collection"), "dir"),
+		chromedp.Click(css("#tab-hierarchy")),
+		chromedp.WaitVisible(css("#links svg .graph-node")))
+	screenshot(t, ctx, "ui-links.png")
+	do("click a node", chromedp.Click(css("#links svg .graph-node")),
+		chromedp.WaitVisible(css("#search-results .result")))
+	nodeSearch := text("click a node", "#search-summary")
+	if !strings.Contains(nodeSearch, "results") {
+		t.Errorf("a click on a node searched %q", nodeSearch)
+	}
 	// The screenshot shows the answer with its citation opened.
-	do("reopen citation", chromedp.Click(css("#tab-chat")), chromedp.Click(css(".msg.answer .chip")), chromedp.WaitVisible(css("#passage")))
+	do("reopen citation", chromedp.Navigate(f.url+"/"), chromedp.WaitReady(css(`#collection option[value="default"]`)),
+		chromedp.SendKeys(css("#chat-q"), "How fast are refunds paid?"), chromedp.Click(css("#chat-send")),
+		chromedp.WaitVisible(css(`.msg.answer[data-done="true"] .chip`)),
+		chromedp.Click(css(".msg.answer .chip")), chromedp.WaitVisible(css("#passage")))
 	screenshot(t, ctx, "ui-citation.png")
 	mu.Lock()
 	defer mu.Unlock()

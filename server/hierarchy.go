@@ -17,6 +17,12 @@ type Tree struct {
 	Root *hierarchy.TreeNode `json:"root"`
 }
 
+// Links is a collection's link graph.
+type Links struct {
+	Collection string                `json:"collection"`
+	Links      []hierarchy.GraphLink `json:"links"`
+}
+
 // Health is a collection's audit.
 type Health struct {
 	Report *hierarchy.Report `json:"report"`
@@ -29,6 +35,19 @@ func (s *Server) registerHierarchy() {
 	}
 	huma.Register(s.api, op("get-tree", "/v1/collections/{collection}/tree", "The collection's knowledge hierarchy"), s.tree)
 	huma.Register(s.api, op("get-health", "/v1/collections/{collection}/health", "The collection's health audit"), s.health)
+	huma.Register(s.api, op("get-links", "/v1/collections/{collection}/links", "The links between the collection's knowledge nodes, heaviest first"), s.links)
+}
+
+func (s *Server) links(ctx context.Context, in *CollectionPath) (*body[Links], error) {
+	p, err := s.authorize(ctx, keys.PermRead, in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.kb.Links(ctx, s.scope(p), in.Collection)
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	return &body[Links]{Body: Links{Collection: in.Collection, Links: g}}, nil
 }
 
 func (s *Server) tree(ctx context.Context, in *CollectionPath) (*body[Tree], error) {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -83,4 +84,32 @@ func TestUploadsLeaveNoPaths(t *testing.T) {
 	if seen["up"] != 0 || seen["dir"] != 1 {
 		t.Fatalf("files passed to Finish: %v", seen)
 	}
+}
+
+// TestLinksEndpoint checks GET /v1/collections/{c}/links serves the link
+// graph of a folder ingested from the roots, and refuses scoped keys.
+func TestLinksEndpoint(t *testing.T) {
+	f := newFixture(t)
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	scoped := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead, Filter: "sourceName = 'x'"})
+	write(t, filepath.Join(f.root, "docs", "billing", "refunds.md"), "# Refunds\n\nRefunds and invoices are handled by billing.\n")
+	write(t, filepath.Join(f.root, "docs", "billing", "invoices.md"), "# Invoices\n\nInvoices list refunds.\n")
+	write(t, filepath.Join(f.root, "docs", "support", "refunds.md"), "# Refunds\n\nSupport explains refunds and invoices.\n")
+	r := f.do(t, "POST", "/v1/collections/dir/ingest", admin, map[string]any{"paths": []string{"docs"}})
+	expect(t, "ingest", r, 202, "")
+	f.waitJob(t, r.body["job_id"].(string), admin)
+	r = f.do(t, "GET", "/v1/collections/dir/links", admin, nil)
+	expect(t, "links", r, 200, "")
+	links, ok := r.body["links"].([]any)
+	if !ok || len(links) == 0 || r.body["collection"] != "dir" {
+		t.Fatalf("links: %s", r.raw)
+	}
+	for _, l := range links {
+		l := l.(map[string]any)
+		if l["from_path"] == "" || l["to_path"] == "" || l["weight"].(float64) <= 0 {
+			t.Errorf("link %v", l)
+		}
+	}
+	expect(t, "links for a scoped key", f.do(t, "GET", "/v1/collections/dir/links", scoped, nil), 403, "")
+	expect(t, "links of nothing", f.do(t, "GET", "/v1/collections/nope/links", admin, nil), 404, server.CodeNotFound)
 }

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,6 +128,16 @@ func TestHierarchyFromIngestion(t *testing.T) {
 	code, out, _ = run(t, "", "links", "--kb", kb)
 	if code != 0 || (len(links) > 0 && !strings.Contains(out, " --[")) {
 		t.Errorf("links text: %q", out)
+	}
+	code, out, _ = run(t, "", "links", "--kb", kb, "--format", "dot")
+	if code != 0 || !strings.HasPrefix(out, "graph knowledge {") || !strings.HasSuffix(out, "}\n") || strings.Count(out, " -- ") != len(links) {
+		t.Errorf("links --format dot (%d links):\n%s", len(links), out)
+	}
+	if len(links) > 0 && !strings.Contains(out, fmt.Sprintf("%q -- %q", links[0]["from_path"], links[0]["to_path"])) {
+		t.Errorf("links --format dot lacks the first link %v:\n%s", links[0], out)
+	}
+	if code, _, _ = run(t, "", "links", "--kb", kb, "--format", "svg"); code != 2 {
+		t.Errorf("links --format svg: exit %d, want 2", code)
 	}
 }
 

@@ -95,10 +95,69 @@ function treeList(node) {
   return li;
 }
 
+// linkGraph draws the link graph as SVG: nodes on a circle, sized by
+// their passages, links as thick as they are heavy, the evidence in a
+// tooltip; a click searches the node's first trigger in mode auto, which
+// leads with the node's passages.
+function linkGraph(links, nodes) {
+  const ns = "http://www.w3.org/2000/svg";
+  const paths = [];
+  for (const l of links) for (const p of [l.from_path, l.to_path]) if (!paths.includes(p)) paths.push(p);
+  const size = 420, r = size / 2 - 70, at = {};
+  paths.forEach((p, i) => {
+    const a = (2 * Math.PI * i) / paths.length - Math.PI / 2;
+    at[p] = [size / 2 + r * Math.cos(a), size / 2 + r * Math.sin(a)];
+  });
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${size} ${size}`);
+  svg.setAttribute("class", "graph");
+  const el = (name, attrs, title) => {
+    const e = document.createElementNS(ns, name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (title) {
+      const t = document.createElementNS(ns, "title");
+      t.textContent = title;
+      e.append(t);
+    }
+    return e;
+  };
+  for (const l of links) {
+    const [x1, y1] = at[l.from_path], [x2, y2] = at[l.to_path];
+    svg.append(el("line", { x1, y1, x2, y2, class: "edge", "stroke-width": 1 + 5 * l.weight },
+      `${l.from_name} — ${l.to_name}: ${l.type}, weight ${l.weight.toFixed(3)}\n${l.evidence}`));
+  }
+  for (const p of paths) {
+    const n = nodes[p] || { name: p, total: 0, triggers: [] };
+    const [x, y] = at[p];
+    const g = el("g", { class: "graph-node", "data-path": p });
+    g.append(el("circle", { cx: x, cy: y, r: 6 + 2 * Math.sqrt(n.total) }, `${n.name}: ${n.total} passages`));
+    const label = el("text", { x, y: y - 10 - 2 * Math.sqrt(n.total), "text-anchor": "middle" });
+    label.textContent = n.name;
+    g.append(label);
+    g.addEventListener("click", () => {
+      $("#search-q").value = (n.triggers && n.triggers[0]) || n.name;
+      $("#search-mode").value = "auto";
+      $("#tab-search").click();
+      $("#search-form").requestSubmit();
+    });
+    svg.append(g);
+  }
+  return svg;
+}
+
+// treeNodes indexes a tree's nodes by path.
+function treeNodes(node, out = {}) {
+  if (!node) return out;
+  out[node.path] = node;
+  for (const c of node.children || []) treeNodes(c, out);
+  return out;
+}
+
 async function loadHierarchy() {
-  const tree = $("#tree"), health = $("#health");
+  const tree = $("#tree"), health = $("#health"), graph = $("#links");
   tree.replaceChildren();
   health.replaceChildren();
+  graph.replaceChildren();
   const c = encodeURIComponent(collection());
   try {
     const t = await api("GET", `/v1/collections/${c}/tree`);
@@ -109,6 +168,9 @@ async function loadHierarchy() {
       ul.append(treeList(t.root));
       tree.append(ul);
     }
+    const g = await api("GET", `/v1/collections/${c}/links`);
+    if (g.links.length) graph.append(linkGraph(g.links, treeNodes(t.root)));
+    else graph.textContent = "No links yet.";
     const h = (await api("GET", `/v1/collections/${c}/health`)).report;
     const head = document.createElement("p");
     head.id = "health-summary";
