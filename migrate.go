@@ -18,11 +18,19 @@ type MigrateRequest struct {
 	Progress func(store.CopyProgress)
 }
 
-// Migrate copies collections — configuration, documents, vectors and the
-// hashes that let ingestion skip unchanged files — into another store
-// (store.CopyCollection): nothing is embedded again, and running it again
-// skips the sources the target already holds.
-func (kb *KB) Migrate(ctx context.Context, req MigrateRequest) ([]store.CopyReport, error) {
+// MigrateResult is what Migrate copied.
+type MigrateResult struct {
+	Collections []store.CopyReport `json:"collections"`
+	// Jobs is the ingestion jobs' history copied with them.
+	Jobs int `json:"jobs"`
+}
+
+// Migrate copies collections — configuration, documents, vectors, the
+// hashes that let ingestion skip unchanged files, and the knowledge
+// hierarchy — into another store (store.CopyCollection), then the
+// ingestion jobs' history (store.CopyJobs): nothing is embedded again,
+// and running it again skips the sources the target already holds.
+func (kb *KB) Migrate(ctx context.Context, req MigrateRequest) (*MigrateResult, error) {
 	dst, err := store.Open(ctx, req.To)
 	if err != nil {
 		return nil, invalid(err)
@@ -39,20 +47,21 @@ func (kb *KB) Migrate(ctx context.Context, req MigrateRequest) ([]store.CopyRepo
 			names = append(names, c.Name)
 		}
 	}
-	var reps []store.CopyReport
+	res := &MigrateResult{}
 	for _, name := range names {
 		c, err := kb.store.Collection(ctx, name)
 		if err != nil {
-			return reps, err
+			return res, err
 		}
 		rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{Progress: req.Progress})
 		if err != nil {
-			return reps, err
+			return res, err
 		}
-		reps = append(reps, rep)
+		res.Collections = append(res.Collections, rep)
 		if req.Each != nil {
 			req.Each(rep)
 		}
 	}
-	return reps, nil
+	res.Jobs, err = store.CopyJobs(ctx, kb.store, dst, 0)
+	return res, err
 }

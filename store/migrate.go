@@ -17,6 +17,11 @@ type CopyReport struct {
 	Documents int `json:"documents"`
 	Sources   int `json:"sources"`
 	Skipped   int `json:"skipped_sources"`
+	// Nodes, Attachments and Links count the knowledge hierarchy copied
+	// with the collection.
+	Nodes       int `json:"nodes"`
+	Attachments int `json:"attachments"`
+	Links       int `json:"links"`
 }
 
 // CopyProgress is reported as a copy goes: Done of Total documents of the
@@ -124,5 +129,130 @@ func CopyCollection(ctx context.Context, from *Collection, to *Store, opt CopyOp
 	if got != total {
 		return rep, fmt.Errorf("copy %q: the target holds %d documents, the source %d (the target had others before?)", from.Name(), got, total)
 	}
+	if err := copyHierarchy(ctx, from, to, &rep); err != nil {
+		return rep, fmt.Errorf("copy %q: knowledge hierarchy: %w", from.Name(), err)
+	}
 	return rep, nil
+}
+
+// copyHierarchy copies the collection's nodes, attachments and links.
+// Nodes are matched by path, so a second run updates the nodes a first
+// one made instead of adding them again; node ids are the target's own.
+// A source store without a hierarchy has none to copy; a target without
+// one cannot take a hierarchy that has nodes.
+func copyHierarchy(ctx context.Context, from *Collection, to *Store, rep *CopyReport) error {
+	src, err := from.Store().Hierarchy()
+	if errors.Is(err, ErrUnsupported) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	name := from.Name()
+	nodes, err := src.Nodes(ctx, name)
+	if err != nil || len(nodes) == 0 {
+		return err
+	}
+	dst, err := to.Hierarchy()
+	if err != nil {
+		return fmt.Errorf("the target cannot keep its %d nodes: %w", len(nodes), err)
+	}
+	have, err := dst.Nodes(ctx, name)
+	if err != nil {
+		return err
+	}
+	byPath := make(map[string]int64, len(have))
+	for _, n := range have {
+		byPath[n.Path] = n.ID
+	}
+	// Parents first: a node is written once its parent has its target id.
+	ids := map[int64]int64{0: 0}
+	for pending := nodes; len(pending) > 0; {
+		var batch, later []Node
+		var olds []int64
+		for _, n := range pending {
+			parent, ok := ids[n.ParentID]
+			if !ok {
+				later = append(later, n)
+				continue
+			}
+			olds = append(olds, n.ID)
+			n.ID, n.ParentID = byPath[n.Path], parent
+			batch = append(batch, n)
+		}
+		if len(batch) == 0 {
+			return fmt.Errorf("%d nodes have no parent among the collection's nodes", len(later))
+		}
+		put, err := dst.PutNodes(ctx, name, batch)
+		if err != nil {
+			return err
+		}
+		for i, n := range put {
+			ids[olds[i]] = n.ID
+		}
+		pending = later
+	}
+	rep.Nodes = len(nodes)
+	atts, err := src.Attachments(ctx, name)
+	if err != nil {
+		return err
+	}
+	for i := range atts {
+		atts[i].NodeID = ids[atts[i].NodeID]
+	}
+	if err := dst.Attach(ctx, name, atts, nil); err != nil {
+		return err
+	}
+	rep.Attachments = len(atts)
+	links, err := src.Links(ctx, name)
+	if err != nil {
+		return err
+	}
+	types := map[string]bool{}
+	for i := range links {
+		links[i].From, links[i].To = ids[links[i].From], ids[links[i].To]
+		types[links[i].Type] = true
+	}
+	replace := make([]string, 0, len(types))
+	for t := range types {
+		replace = append(replace, t)
+	}
+	if err := dst.PutLinks(ctx, name, links, replace); err != nil {
+		return err
+	}
+	rep.Links = len(links)
+	return nil
+}
+
+// CopyJobs copies the ingestion jobs' history (the last limit jobs, or
+// all when limit ≤ 0) into another store; jobs keep their ids, so copying
+// again replaces them. Either store without jobs copies none.
+func CopyJobs(ctx context.Context, from, to *Store, limit int) (int, error) {
+	src, err := from.Jobs()
+	if errors.Is(err, ErrUnsupported) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if limit <= 0 {
+		limit = 1 << 30
+	}
+	jobs, err := src.ListJobs(ctx, limit)
+	if err != nil || len(jobs) == 0 {
+		return 0, err
+	}
+	dst, err := to.Jobs()
+	if errors.Is(err, ErrUnsupported) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	for _, j := range jobs {
+		if err := dst.PutJob(ctx, j); err != nil {
+			return 0, fmt.Errorf("copy job %s: %w", j.ID, err)
+		}
+	}
+	return len(jobs), nil
 }

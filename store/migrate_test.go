@@ -107,3 +107,98 @@ func TestCopyCollection(t *testing.T) {
 		t.Error("copied into a collection with another model")
 	}
 }
+
+// TestCopyKeepsTheHierarchy copies nodes (one whose parent has a later
+// id), attachments and links, and checks a second copy updates them
+// instead of adding them again; jobs are copied by id.
+func TestCopyKeepsTheHierarchy(t *testing.T) {
+	ctx := context.Background()
+	b, err := embedded.Open(ctx, t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := store.New(b)
+	defer src.Close()
+	c, err := src.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Model: storetest.Model(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := document.New("a chunk under b")
+	d.ID, d.Embedding = "d1", []float32{1, 0}
+	if err := c.Upsert(ctx, []*document.Document{d}); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := src.Hierarchy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := hs.PutNodes(ctx, "docs", []store.Node{
+		{Kind: store.NodeRoot, Name: "Root", Path: "/Root"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := nodes[0].ID
+	nodes, err = hs.PutNodes(ctx, "docs", []store.Node{
+		{ParentID: root, Kind: store.NodeFundamental, Name: "a", Path: "/Root/b/a", Triggers: []string{"alpha"}},
+		{ParentID: root, Kind: store.NodeFundamental, Name: "b", Path: "/Root/b", Triggers: []string{"beta"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, bn := nodes[0], nodes[1]
+	a.ParentID, a.Kind = bn.ID, store.NodeSpecialization // a's parent has the later id
+	if _, err := hs.PutNodes(ctx, "docs", []store.Node{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.Attach(ctx, "docs", []store.Attachment{{DocID: "d1", NodeID: a.ID, Source: document.Source{Type: "manual", Name: d.SourceName}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.PutLinks(ctx, "docs", []store.Link{{From: a.ID, To: bn.ID, Type: store.LinkSemantic, Weight: 0.5, Evidence: "by hand"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	js, err := src.Jobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.PutJob(ctx, store.Job{ID: "job-1", Kind: "ingest", Collection: "docs", State: store.JobDone}); err != nil {
+		t.Fatal(err)
+	}
+
+	dst := store.New(memory.New())
+	defer dst.Close()
+	for run := range 2 {
+		rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{})
+		if err != nil {
+			t.Fatalf("copy %d: %v", run, err)
+		}
+		if rep.Nodes != 3 || rep.Attachments != 1 || rep.Links != 1 {
+			t.Errorf("copy %d: %+v", run, rep)
+		}
+		if n, err := store.CopyJobs(ctx, src, dst, 0); err != nil || n != 1 {
+			t.Errorf("copy jobs %d: %d, %v", run, n, err)
+		}
+	}
+	dh, _ := dst.Hierarchy()
+	got, err := dh.Nodes(ctx, "docs")
+	if err != nil || len(got) != 3 {
+		t.Fatalf("target nodes: %v %v", got, err)
+	}
+	byPath := map[string]store.Node{}
+	for _, n := range got {
+		byPath[n.Path] = n
+	}
+	ga, gb := byPath["/Root/b/a"], byPath["/Root/b"]
+	if ga.ParentID != gb.ID || gb.ParentID != byPath["/Root"].ID || fmt.Sprint(ga.Triggers) != "[alpha]" {
+		t.Errorf("target tree: %+v", got)
+	}
+	atts, _ := dh.Attachments(ctx, "docs")
+	links, _ := dh.Links(ctx, "docs")
+	if len(atts) != 1 || atts[0].NodeID != ga.ID || len(links) != 1 || links[0].From != ga.ID || links[0].To != gb.ID || links[0].Evidence != "by hand" {
+		t.Errorf("target attachments %+v, links %+v", atts, links)
+	}
+	djs, _ := dst.Jobs()
+	if j, err := djs.GetJob(ctx, "job-1"); err != nil || j.State != store.JobDone {
+		t.Errorf("target job: %+v, %v", j, err)
+	}
+}

@@ -175,9 +175,21 @@ func TestMigrate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "default: 2 documents, 2 sources copied, 0 sources already there") || !strings.Contains(errOut, "default: 2/2 documents") {
 		t.Fatalf("migrate: %d %q %q", code, out, errOut)
 	}
+	if !strings.Contains(out, "; 1 nodes") || !strings.Contains(out, "1 ingestion jobs copied") {
+		t.Errorf("migrate lost the hierarchy or the jobs: %q", out)
+	}
 	code, out, errOut = run(t, "", "migrate", "--kb", kb, "--to", "embedded:"+target, "--all")
-	if code != 0 || !strings.Contains(out, "default: 0 documents, 0 sources copied, 2 sources already there") {
+	if code != 0 || !strings.Contains(out, "default: 0 documents, 0 sources copied, 2 sources already there; 1 nodes") {
 		t.Fatalf("migrate again: %d %q %q", code, out, errOut)
+	}
+	// The hierarchy and the jobs came along, once.
+	code, tree, _ := run(t, "", "tree", "--kb", target)
+	_, orig, _ := run(t, "", "tree", "--kb", kb)
+	if code != 0 || tree != orig || !strings.Contains(tree, "Root") {
+		t.Errorf("tree of the copy:\n%s\nwant:\n%s", tree, orig)
+	}
+	if code, st, _ := run(t, "", "status", "--kb", target); code != 0 || !strings.Contains(st, "last job") {
+		t.Errorf("status of the copy lacks the last job:\n%s", st)
 	}
 	// The copy is a working knowledge base: search it, and re-ingesting
 	// into it skips the unchanged files.

@@ -51,17 +51,19 @@ config.toml.`,
 			defer k.Close()
 			each := func(rep store.CopyReport) {
 				if !asJSON {
-					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied, %d sources already there\n", rep.Collection, rep.Documents, rep.Sources, rep.Skipped)
+					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied, %d sources already there; %d nodes, %d links\n",
+						rep.Collection, rep.Documents, rep.Sources, rep.Skipped, rep.Nodes, rep.Links)
 				}
 			}
-			reps, err := k.Migrate(ctx, quarry.MigrateRequest{To: to, All: all, Each: each, Progress: migrateProgress(stdio, asJSON)})
+			res, err := k.Migrate(ctx, quarry.MigrateRequest{To: to, All: all, Each: each, Progress: migrateProgress(stdio, asJSON)})
 			if err != nil {
 				return cliErr(err)
 			}
 			if asJSON {
-				return json.NewEncoder(stdio.Out).Encode(reps)
+				return json.NewEncoder(stdio.Out).Encode(res)
 			}
-			return nil
+			_, err = fmt.Fprintf(stdio.Out, "%d ingestion jobs copied\n", res.Jobs)
+			return err
 		},
 	}
 	f.register(cmd)
