@@ -21,14 +21,17 @@ type MigrateRequest struct {
 // MigrateResult is what Migrate copied.
 type MigrateResult struct {
 	Collections []store.CopyReport `json:"collections"`
-	// Jobs is the ingestion jobs' history copied with them.
-	Jobs int `json:"jobs"`
+	// Jobs is the ingestion jobs' history copied with them, Threads the
+	// conversation threads.
+	Jobs    int `json:"jobs"`
+	Threads int `json:"threads"`
 }
 
 // Migrate copies collections — configuration, documents, vectors, the
 // hashes that let ingestion skip unchanged files, and the knowledge
 // hierarchy — into another store (store.CopyCollection), then the
-// ingestion jobs' history (store.CopyJobs): nothing is embedded again,
+// ingestion jobs' history and the conversation threads (store.CopyJobs,
+// store.CopyThreads): nothing is embedded again,
 // and running it again skips the sources the target already holds.
 func (kb *KB) Migrate(ctx context.Context, req MigrateRequest) (*MigrateResult, error) {
 	dst, err := store.Open(ctx, req.To)
@@ -62,6 +65,9 @@ func (kb *KB) Migrate(ctx context.Context, req MigrateRequest) (*MigrateResult, 
 			req.Each(rep)
 		}
 	}
-	res.Jobs, err = store.CopyJobs(ctx, kb.store, dst, 0)
+	if res.Jobs, err = store.CopyJobs(ctx, kb.store, dst, 0); err != nil {
+		return res, err
+	}
+	res.Threads, err = store.CopyThreads(ctx, kb.store, dst)
 	return res, err
 }

@@ -256,3 +256,47 @@ func CopyJobs(ctx context.Context, from, to *Store, limit int) (int, error) {
 	}
 	return len(jobs), nil
 }
+
+// CopyThreads copies the conversation threads into another store. A
+// thread the target holds with fewer turns (an interrupted copy) gets the
+// rest; one it holds whole is left alone, so copying again adds nothing.
+// Either store without threads copies none.
+func CopyThreads(ctx context.Context, from, to *Store) (int, error) {
+	src, err := from.Threads()
+	if errors.Is(err, ErrUnsupported) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	ids, err := src.ThreadIDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	dst, err := to.Threads()
+	if errors.Is(err, ErrUnsupported) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	copied := 0
+	for _, id := range ids {
+		turns, err := src.Turns(ctx, id, 0)
+		if err != nil {
+			return copied, fmt.Errorf("copy thread %s: %w", id, err)
+		}
+		have, err := dst.Turns(ctx, id, 0)
+		if err != nil && !errors.Is(err, ErrThreadNotFound) {
+			return copied, fmt.Errorf("copy thread %s: %w", id, err)
+		}
+		if len(have) >= len(turns) {
+			continue
+		}
+		if err := dst.AppendTurns(ctx, id, turns[len(have):]); err != nil {
+			return copied, fmt.Errorf("copy thread %s: %w", id, err)
+		}
+		copied++
+	}
+	return copied, nil
+}

@@ -165,9 +165,19 @@ func TestCopyKeepsTheHierarchy(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	ts, err := src.Threads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.AppendTurns(ctx, "t-1", []store.Turn{{Role: "user", Content: "What is a refund?"}, {Role: "assistant", Content: "Money back."}}); err != nil {
+		t.Fatal(err)
+	}
 	dst := store.New(memory.New())
 	defer dst.Close()
 	for run := range 2 {
+		if n, err := store.CopyThreads(ctx, src, dst); err != nil || n != 1-run {
+			t.Errorf("copy threads %d: %d, %v", run, n, err)
+		}
 		rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{})
 		if err != nil {
 			t.Fatalf("copy %d: %v", run, err)
@@ -196,6 +206,10 @@ func TestCopyKeepsTheHierarchy(t *testing.T) {
 	links, _ := dh.Links(ctx, "docs")
 	if len(atts) != 1 || atts[0].NodeID != ga.ID || len(links) != 1 || links[0].From != ga.ID || links[0].To != gb.ID || links[0].Evidence != "by hand" {
 		t.Errorf("target attachments %+v, links %+v", atts, links)
+	}
+	dts, _ := dst.Threads()
+	if turns, err := dts.Turns(ctx, "t-1", 0); err != nil || len(turns) != 2 || turns[1].Content != "Money back." {
+		t.Errorf("target thread: %+v, %v", turns, err)
 	}
 	djs, _ := dst.Jobs()
 	if j, err := djs.GetJob(ctx, "job-1"); err != nil || j.State != store.JobDone {

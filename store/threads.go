@@ -40,6 +40,9 @@ type ThreadStore interface {
 	Turns(ctx context.Context, thread string, limit int) ([]Turn, error)
 	// DeleteThread removes a thread's turns; an unknown thread is no error.
 	DeleteThread(ctx context.Context, thread string) error
+	// ThreadIDs lists the threads that have turns, sorted (a copy walks
+	// them).
+	ThreadIDs(ctx context.Context) ([]string, error)
 }
 
 // Threads returns the store's conversation threads, or ErrUnsupported.

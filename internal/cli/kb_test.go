@@ -175,7 +175,7 @@ func TestMigrate(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "default: 2 documents, 2 sources copied, 0 sources already there") || !strings.Contains(errOut, "default: 2/2 documents") {
 		t.Fatalf("migrate: %d %q %q", code, out, errOut)
 	}
-	if !strings.Contains(out, "; 1 nodes") || !strings.Contains(out, "1 ingestion jobs copied") {
+	if !strings.Contains(out, "; 1 nodes") || !strings.Contains(out, "1 ingestion jobs and 0 conversation threads copied") {
 		t.Errorf("migrate lost the hierarchy or the jobs: %q", out)
 	}
 	code, out, errOut = run(t, "", "migrate", "--kb", kb, "--to", "embedded:"+target, "--all")

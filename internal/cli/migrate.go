@@ -62,7 +62,7 @@ config.toml.`,
 			if asJSON {
 				return json.NewEncoder(stdio.Out).Encode(res)
 			}
-			_, err = fmt.Fprintf(stdio.Out, "%d ingestion jobs copied\n", res.Jobs)
+			_, err = fmt.Fprintf(stdio.Out, "%d ingestion jobs and %d conversation threads copied\n", res.Jobs, res.Threads)
 			return err
 		},
 	}

@@ -91,4 +91,25 @@ func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
 	return nil
 }
 
+// ThreadIDs implements store.ThreadStore.
+func (b *Backend) ThreadIDs(ctx context.Context) ([]string, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT DISTINCT thread FROM threads ORDER BY thread`)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list threads: %w", err)
+		}
+		out = append(out, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	return out, nil
+}
+
 var _ store.ThreadStore = (*Backend)(nil)

@@ -49,6 +49,20 @@ func (b *Backend) Turns(_ context.Context, thread string, limit int) ([]store.Tu
 	return out, nil
 }
 
+// ThreadIDs implements store.ThreadStore.
+func (b *Backend) ThreadIDs(context.Context) ([]string, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]string, 0, len(b.threads))
+	for id, turns := range b.threads {
+		if len(turns) > 0 {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // DeleteThread implements store.ThreadStore.
 func (b *Backend) DeleteThread(_ context.Context, thread string) error {
 	b.mu.Lock()

@@ -86,4 +86,17 @@ func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
 	return nil
 }
 
+// ThreadIDs implements store.ThreadStore.
+func (b *Backend) ThreadIDs(ctx context.Context) ([]string, error) {
+	rows, err := b.db.Query(ctx, `SELECT DISTINCT thread FROM quarry_threads ORDER BY thread`)
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("list threads: %w", err)
+	}
+	return out, nil
+}
+
 var _ store.ThreadStore = (*Backend)(nil)

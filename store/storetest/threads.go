@@ -44,6 +44,9 @@ func testThreads(t *testing.T, s *store.Store) {
 	if err != nil || len(got) != 3 {
 		t.Fatalf("turns: %v %v", got, err)
 	}
+	if ids, err := ts.ThreadIDs(ctx(t)); err != nil || fmt.Sprint(ids) != "[t-1 t-2]" {
+		t.Errorf("thread ids: %v %v, want [t-1 t-2]", ids, err)
+	}
 	for i, want := range []string{"What is a refund?", "Money back [1].", "And gift cards?"} {
 		if got[i].Seq != i+1 || got[i].Content != want {
 			t.Errorf("turn %d: %+v", i, got[i])
