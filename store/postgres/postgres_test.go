@@ -228,8 +228,9 @@ func TestRuntimeNeedsOnlyDML(t *testing.T) {
 	for _, stmt := range []string{
 		`CREATE ROLE ` + role + ` LOGIN`,
 		`GRANT USAGE ON SCHEMA ` + schema + ` TO ` + role,
+		// No grant on sequences: rows the runtime writes take their ids
+		// from identity columns, which need only the tables' grants.
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ` + schema + ` TO ` + role,
-		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ` + schema + ` TO ` + role,
 	} {
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -266,6 +267,22 @@ func TestRuntimeNeedsOnlyDML(t *testing.T) {
 	if n, err := c.Delete(ctx, filter.Eq("tenant", "acme")); err != nil || n != 1 {
 		t.Errorf("delete as the runtime role: %d %v", n, err)
 	}
+	// The hierarchy, jobs and threads the runtime writes need no sequence.
+	hs, err := rt.Hierarchy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hs.PutNodes(ctx, "docs", []store.Node{{Kind: store.NodeRoot, Name: "Root", Path: "/Root"}}); err != nil {
+		t.Errorf("put nodes as the runtime role: %v", err)
+	}
+	js, _ := rt.Jobs()
+	if err := js.PutJob(ctx, store.Job{ID: "rt-job", Kind: "ingest", Collection: "docs", State: store.JobDone}); err != nil {
+		t.Errorf("put a job as the runtime role: %v", err)
+	}
+	ts, _ := rt.Threads()
+	if err := ts.AppendTurns(ctx, "rt-thread", []store.Turn{{Role: "user", Content: "hello"}}); err != nil {
+		t.Errorf("append turns as the runtime role: %v", err)
+	}
 	// Creating a collection builds an index: that stays with the owner.
 	if _, err := rt.CreateCollection(ctx, store.CollectionConfig{Name: "other", Model: storetest.Model(2)}); err == nil {
 		t.Error("the runtime role created a collection")
@@ -299,4 +316,53 @@ func pool(t *testing.T, dsn string) *pgx.Conn {
 	}
 	t.Cleanup(func() { c.Close(context.Background()) })
 	return c
+}
+
+// TestNodeIDsBecomeIdentity opens a store whose node ids an older setup
+// made bigserial: the owner's open turns the column into an identity that
+// goes on after the ids already taken.
+func TestNodeIDsBecomeIdentity(t *testing.T) {
+	dsn := freshDSN(t)
+	ctx := context.Background()
+	s, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Model: storetest.Model(2)}); err != nil {
+		t.Fatal(err)
+	}
+	hs, _ := s.Hierarchy()
+	if _, err := hs.PutNodes(ctx, "docs", []store.Node{{Kind: store.NodeRoot, Name: "Root", Path: "/Root"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db := pool(t, dsn)
+	for _, stmt := range []string{ // as the older setup made it
+		`ALTER TABLE quarry_nodes ALTER COLUMN id DROP IDENTITY`,
+		`CREATE SEQUENCE quarry_nodes_id_seq OWNED BY quarry_nodes.id`,
+		`SELECT setval('quarry_nodes_id_seq', (SELECT max(id) FROM quarry_nodes))`,
+		`ALTER TABLE quarry_nodes ALTER COLUMN id SET DEFAULT nextval('quarry_nodes_id_seq')`,
+	} {
+		if _, err := db.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	s, err = store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var identity string
+	if err := db.QueryRow(ctx, `SELECT attidentity::text FROM pg_attribute WHERE attrelid = to_regclass('quarry_nodes') AND attname = 'id'`).Scan(&identity); err != nil || identity != "d" {
+		t.Fatalf("id column identity %q, %v; want d (by default)", identity, err)
+	}
+	hs, _ = s.Hierarchy()
+	nodes, err := hs.Nodes(ctx, "docs")
+	if err != nil || len(nodes) != 1 {
+		t.Fatal(nodes, err)
+	}
+	put, err := hs.PutNodes(ctx, "docs", []store.Node{{ParentID: nodes[0].ID, Kind: store.NodeFundamental, Name: "a", Path: "/Root/a", Folder: "a"}})
+	if err != nil || put[0].ID <= nodes[0].ID {
+		t.Errorf("a node after the upgrade: %+v, %v (the root has id %d)", put, err, nodes[0].ID)
+	}
 }
