@@ -408,7 +408,7 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 		pipe.PreProcessors = append(pipe.PreProcessors, pre)
 	}
 	env := spec.Env{Retriever: retr, Model: pipe.Model, Embedder: kb.emb, AllowEndpoints: true}
-	own, err := spec.Post(kb.post, env)
+	own, err := spec.Post(kb.postFor(c.Name()), env)
 	if err != nil {
 		return nil, invalid(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -413,7 +414,7 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 	// With post-processors or transforms the operator's specs are checked
 	// now, against a pipeline like the ones answers get, so a typo fails at
 	// start rather than per request.
-	if len(kb.post) > 0 || len(kb.transforms) > 0 {
+	if len(kb.post) > 0 || len(kb.transforms) > 0 || kb.reranks() {
 		if err := kb.CheckAnswers(); err != nil {
 			return nil, err
 		}
@@ -548,6 +549,43 @@ func (kb *KB) hasChat() bool {
 	return m != nil
 }
 
+// rerankFor is the reranker the settings give a collection: its own
+// (collections.NAME.rerank), else search.rerank; "" for none.
+func (kb *KB) rerankFor(collection string) string {
+	r := kb.cfg.Search.Rerank
+	if cs, ok := kb.cfg.Collections[collection]; ok && cs.Rerank != "" {
+		r = cs.Rerank
+	}
+	if strings.EqualFold(r, "off") {
+		return ""
+	}
+	return r
+}
+
+// reranks reports whether a setting reranks some collection's answers.
+func (kb *KB) reranks() bool {
+	if kb.rerankFor(kb.cfg.Collection) != "" {
+		return true
+	}
+	for name := range kb.cfg.Collections {
+		if kb.rerankFor(name) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// postFor is the operator's post-processing of a collection's answers:
+// the configured reranker first, then WithPost's; a rerank WithPost names
+// stands for the setting.
+func (kb *KB) postFor(collection string) []string {
+	r := kb.rerankFor(collection)
+	if r == "" || slices.ContainsFunc(kb.post, func(p string) bool { return strings.HasPrefix(strings.ToLower(strings.TrimSpace(p)), "rerank") }) {
+		return kb.post
+	}
+	return append([]string{"rerank=" + r}, kb.post...)
+}
+
 // CheckAnswers opens the chat model and checks the knowledge base's own
 // post-processors and transforms, as a server does before it serves its
 // first answer.
@@ -557,8 +595,14 @@ func (kb *KB) CheckAnswers() error {
 		return err
 	}
 	probe := &retrieve.Collection{Embedder: kb.emb}
-	if _, err := spec.Post(kb.post, spec.Env{Retriever: probe, Model: chat, Embedder: kb.emb, AllowEndpoints: true}); err != nil {
-		return invalid(err)
+	names := []string{kb.cfg.Collection}
+	for name := range kb.cfg.Collections {
+		names = append(names, name)
+	}
+	for _, name := range names {
+		if _, err := spec.Post(kb.postFor(name), spec.Env{Retriever: probe, Model: chat, Embedder: kb.emb, AllowEndpoints: true}); err != nil {
+			return invalid(err)
+		}
 	}
 	for _, t := range kb.transforms {
 		if _, err := retrieve.NewTransform(t, chat); err != nil {

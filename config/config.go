@@ -46,6 +46,8 @@ type Config struct {
 	Chunking Chunking `koanf:"chunking"`
 	Search   Search   `koanf:"search"`
 	Ingest   Ingest   `koanf:"ingest"`
+	// Collections holds per-collection settings ([collections.NAME]).
+	Collections map[string]CollectionSettings `koanf:"collections"`
 
 	// origins maps a setting ("search.mode") to where its value came
 	// from: the environment variable or the file. Defaults have none.
@@ -84,6 +86,16 @@ type Search struct {
 	// keyword or hybrid.
 	Mode string `koanf:"mode"`
 	TopK int    `koanf:"top_k"`
+	// Rerank reranks every answer's passages: "" or "off" for none, else a
+	// reranker as --post rerank= takes it (cohere, jina, voyage, llm,
+	// tei@URL, openai-compatible@URL).
+	Rerank string `koanf:"rerank"`
+}
+
+// CollectionSettings override settings for one collection.
+type CollectionSettings struct {
+	// Rerank is the collection's search.rerank ("off" turns it off).
+	Rerank string `koanf:"rerank"`
 }
 
 // Ingest configures ingestion.
@@ -109,7 +121,7 @@ func Defaults() Config {
 		Collection: "default",
 		Embedder:   "hash",
 		Chunking:   Chunking{Splitter: "auto", MaxTokens: 512, OverlapTokens: 64},
-		Search:     Search{TopK: 10},
+		Search:     Search{TopK: 10, Rerank: "off"},
 		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
 	}
 }
@@ -253,7 +265,7 @@ func toMap(c Config) map[string]any {
 		"store": c.Store, "collection": c.Collection, "embedder": c.Embedder, "llm": c.LLM,
 		"chunking.splitter": c.Chunking.Splitter, "chunking.max_tokens": c.Chunking.MaxTokens,
 		"chunking.overlap_tokens": c.Chunking.OverlapTokens,
-		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK,
+		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK, "search.rerank": c.Search.Rerank,
 		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
 		"ingest.ocr": c.Ingest.OCR,
 	}
@@ -312,6 +324,9 @@ overlap_tokens = ` + strconv.Itoa(c.Chunking.OverlapTokens) + `
 # Empty: the rule for the collection's embedder; or vector, keyword, hybrid.
 mode = ` + q(c.Search.Mode) + `
 top_k = ` + strconv.Itoa(c.Search.TopK) + `
+# Rerank every answer's passages: off, or cohere, jina, voyage, llm, tei@URL, openai-compatible@URL.
+# A collection can have its own: [collections.NAME] rerank = "off".
+rerank = ` + q(c.Search.Rerank) + `
 
 [ingest]
 batch_size = ` + strconv.Itoa(c.Ingest.BatchSize) + `
