@@ -272,6 +272,50 @@ func (h *Hierarchy) AddNode(ctx context.Context, parent, name string, triggers [
 	return got[0], nil
 }
 
+// EnsureNode is the node called name under parent (a reference as for
+// Node; "" for the root), with triggers merged into its own: made when
+// missing, so an import run twice makes each node once. kind, when not
+// "", must be the kind the node's depth gives (fundamental under the
+// root, specialization deeper).
+func (h *Hierarchy) EnsureNode(ctx context.Context, parent, name, kind string, triggers []string) (store.Node, error) {
+	name = strings.TrimSpace(name)
+	st, err := h.load(ctx, false)
+	if err != nil {
+		return store.Node{}, err
+	}
+	p, err := h.ensureRoot(ctx, st)
+	if err != nil {
+		return store.Node{}, err
+	}
+	if parent != "" {
+		if p, err = st.resolve(parent); err != nil {
+			return store.Node{}, err
+		}
+	}
+	if want := kindAt(st.depth(p) + 1); kind != "" && kind != want {
+		return store.Node{}, fmt.Errorf("%w: node %q under %s is %s by its depth, not %s", store.ErrInvalidRequest, name, p.Path, want, kind)
+	}
+	// A name used elsewhere in the tree was made "{parent} · {name}" when
+	// the node was added: that child is this node too.
+	alt := p.Name + " · " + name
+	for _, k := range st.kids[p.ID] {
+		if n := st.byID[k]; n.Name == name || n.Name == alt {
+			merged := MergeTriggers(n.Triggers, triggers)
+			if slices.Equal(merged, n.Triggers) {
+				return *n, nil
+			}
+			up := *n
+			up.Triggers = merged
+			got, err := h.hs.PutNodes(ctx, h.coll.Name(), []store.Node{up})
+			if err != nil {
+				return store.Node{}, fmt.Errorf("update node %q: %w", name, err)
+			}
+			return got[0], nil
+		}
+	}
+	return h.AddNode(ctx, p.Path, name, triggers)
+}
+
 // RenameNode renames a node and rewrites the paths of its subtree. The
 // root keeps its name.
 func (h *Hierarchy) RenameNode(ctx context.Context, ref, name string) (store.Node, error) {

@@ -83,3 +83,24 @@ func TestQueryIsAutoSearch(t *testing.T) {
 		t.Error("top_n 11 accepted")
 	}
 }
+
+func TestImportTool(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	yaml, err := os.ReadFile("../testdata/import.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out mcp.ImportOutput
+	call(t, cs, mcp.ToolImport, map[string]any{"yaml": string(yaml)}, &out)
+	if out.Collection != "vault" || out.Nodes != 3 || out.Chunks != 3 {
+		t.Errorf("import: %+v", out)
+	}
+	if res := callRaw(t, cs, mcp.ToolImport, map[string]any{"yaml": "nodes: ["}); !res.IsError {
+		t.Error("bad YAML imported")
+	}
+	ro := connect(t, newFixture(t, true).srv)
+	if _, ok := toolNames(t, ro)[mcp.ToolImport]; ok {
+		t.Error("a read-only server offers knowledge_import")
+	}
+}

@@ -29,7 +29,17 @@ const (
 	ToolStatus       = "knowledge_status"
 	ToolIndex        = "knowledge_index"
 	ToolQuery        = "knowledge_query"
+	ToolImport       = "knowledge_import"
 )
+
+// ImportInput is the input of knowledge_import.
+type ImportInput struct {
+	YAML       string `json:"yaml" jsonschema:"the import file: collection (optional) and nodes, each with name, optional type, parent, triggers, tags and chunks (text, optional id, source, metadata); see docs/hierarchy.md"`
+	Collection string `json:"collection,omitempty" jsonschema:"collection to import into when the file names none; omit for the default"`
+}
+
+// ImportOutput is the structured result of knowledge_import.
+type ImportOutput = quarry.ImportReport
 
 // QueryInput is the input of knowledge_query, NeuRAG's search: triggers
 // first, then the knowledge base's default mode, a few passages.
@@ -242,6 +252,10 @@ func (s *Server) addTools() error {
 			"Runs as a background job and returns its id at once; follow it with knowledge_ingest_status. " +
 			"Unchanged files are skipped, changed files replaced. Paths must lie inside the server's roots " +
 			"(see knowledge_status)."}, writes(s, s.ingest))
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolImport,
+		Annotations: &sdk.ToolAnnotations{Title: "Import knowledge nodes", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+		Description: "Import knowledge nodes (with their triggers and tags) and their chunks from YAML: each node is found " +
+			"or made under its parent, its chunks stored and placed under it. Importing the same YAML again changes nothing."}, writes(s, s.importNodes))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddDocuments,
 		Annotations: &sdk.ToolAnnotations{Title: "Add documents", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Add texts to a collection, each searchable as one passage, with optional metadata and " +
@@ -501,6 +515,24 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	out = IngestOutput{JobID: st.ID, State: st.State}
 	text := fmt.Sprintf("Ingestion job %s started into collection %q; follow it with %s.", out.JobID, name, ToolIngestStatus)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+}
+
+func (s *Server) importNodes(ctx context.Context, req *sdk.CallToolRequest, in ImportInput) (*sdk.CallToolResult, ImportOutput, error) {
+	var out ImportOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	f, err := quarry.ParseImport(strings.NewReader(in.YAML))
+	if err != nil {
+		return nil, out, err
+	}
+	rep, err := s.kb.Import(ctx, sc, in.Collection, f)
+	if err != nil {
+		return nil, out, err
+	}
+	text := fmt.Sprintf("Imported into %q: %d nodes (%d new), %s placed.", rep.Collection, rep.Nodes, rep.Created, count(rep.Chunks, "chunk"))
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, *rep, nil
 }
 
 func (s *Server) addDocuments(ctx context.Context, req *sdk.CallToolRequest, in AddDocumentsInput) (*sdk.CallToolResult, AddDocumentsOutput, error) {

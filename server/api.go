@@ -223,6 +223,7 @@ func (s *Server) register() {
 	ing := op("ingest-paths", http.MethodPost, "/v1/collections/{collection}/ingest", "Ingest folders from the server's ingest roots as a job", "documents")
 	ing.DefaultStatus = http.StatusAccepted
 	huma.Register(s.api, ing, s.ingestPaths)
+	huma.Register(s.api, op("import-nodes", http.MethodPost, "/v1/collections/{collection}/import", "Import knowledge nodes and their chunks", "hierarchy"), s.importNodes)
 	huma.Register(s.api, op("doctor", http.MethodGet, "/v1/doctor", "Check the installation and the knowledge base, offline", "status"), s.doctor)
 	huma.Register(s.api, op("index", http.MethodPost, "/v1/index", "Cut files from the server's ingest roots into chunks, storing nothing", "documents"), s.index)
 	huma.Register(s.api, op("search", http.MethodPost, "/v1/collections/{collection}/search", "Search passages", "search"), s.search)

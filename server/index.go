@@ -63,3 +63,30 @@ func (s *Server) doctor(ctx context.Context, _ *doctorInput) (*body[Doctor], err
 	}
 	return &body[Doctor]{Body: *s.kb.Doctor(ctx)}, nil
 }
+
+type importInput struct {
+	CollectionPath
+	Body quarry.ImportFile
+}
+
+// ImportReport is what an import wrote.
+type ImportReport = quarry.ImportReport
+
+// importNodes imports knowledge nodes and their chunks (quarry.KB.Import):
+// write keys without a filter, since the hierarchy spans every document.
+func (s *Server) importNodes(ctx context.Context, in *importInput) (*body[ImportReport], error) {
+	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if p.scope != nil {
+		return nil, errScoped("importing knowledge nodes")
+	}
+	f := in.Body
+	f.Collection = "" // the path names the collection
+	rep, err := s.kb.Import(ctx, s.scope(p), in.Collection, &f)
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	return &body[ImportReport]{Body: *rep}, nil
+}

@@ -48,3 +48,24 @@ func TestDoctorEndpoint(t *testing.T) {
 	}
 	expect(t, "doctor for a read key", f.do(t, "GET", "/v1/doctor", reader, nil), 403, server.CodeForbidden)
 }
+
+func TestImportEndpoint(t *testing.T) {
+	f := newFixture(t)
+	writer := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite})
+	reader := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead})
+	body := map[string]any{"nodes": []map[string]any{
+		{"name": "Billing", "triggers": []string{"invoice"}, "chunks": []map[string]any{{"text": "Refunds are paid within fourteen days."}}},
+		{"name": "Gift cards", "parent": "Billing", "chunks": []map[string]any{{"text": "Gift cards cannot be refunded."}}},
+	}}
+	r := f.do(t, "POST", "/v1/collections/vault/import", writer, body)
+	expect(t, "import", r, 200, "")
+	if r.body["nodes"] != float64(2) || r.body["chunks"] != float64(2) || r.body["collection"] != "vault" {
+		t.Errorf("import: %s", r.raw)
+	}
+	expect(t, "import again", f.do(t, "POST", "/v1/collections/vault/import", writer, body), 200, "")
+	expect(t, "import for a read key", f.do(t, "POST", "/v1/collections/vault/import", reader, body), 403, server.CodeForbidden)
+	tree := f.do(t, "GET", "/v1/collections/vault/tree", writer, nil)
+	if !strings.Contains(tree.raw, "Gift cards") || strings.Count(tree.raw, `"name":"Billing"`) != 1 {
+		t.Errorf("tree after two imports: %s", tree.raw)
+	}
+}

@@ -23,3 +23,20 @@ func TestNewRAG(t *testing.T) {
 		t.Errorf("new agent: exit %d, want 2", code)
 	}
 }
+
+func TestImportCommand(t *testing.T) {
+	kb := filepath.Join(t.TempDir(), "kb")
+	for i, want := range []string{`"vault": 3 nodes (4 new), 3 chunks placed`, `"vault": 3 nodes (0 new), 3 chunks placed`} {
+		code, out, errOut := run(t, "", "import", "../../testdata/import.yaml", "--kb", kb)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("import %d: %d %q %q", i+1, code, out, errOut)
+		}
+	}
+	code, out, _ := run(t, "", "tree", "--kb", kb, "-c", "vault")
+	if code != 0 || !strings.Contains(out, "Gift cards") {
+		t.Errorf("tree after import:\n%s", out)
+	}
+	if code, _, errOut := run(t, "nodes:\n  - name: A\n    trigers: [x]\n", "import", "-", "--kb", kb); code != 2 || !strings.Contains(errOut, "trigers") {
+		t.Errorf("a typo in the file: %d %q", code, errOut)
+	}
+}
