@@ -644,6 +644,9 @@ type CollectionInfo struct {
 	// Sources counts the collection's sources, in Status for scopes
 	// without a filter.
 	Sources int `json:"sources,omitempty" doc:"Sources (files, URLs, ids) in the collection, for callers without a filter"`
+	// ByType counts the passages by source type (file, object, url,
+	// manual, conversation, other), in Status for scopes without a filter.
+	ByType map[string]int `json:"by_type,omitempty" doc:"Passages by source type: file, object, url, manual, conversation, other; for callers without a filter"`
 }
 
 // Collections lists the collections the scope reaches, counting the
@@ -727,8 +730,17 @@ type Status struct {
 	Chat        bool             `json:"chat" doc:"Whether a chat model writes answers (else they are extractive)"`
 	Collections []CollectionInfo `json:"collections"`
 	// LastJob is the newest ingestion job, for scopes that reach every
-	// document (jobs name folders and counts of everything).
+	// document (jobs name folders and counts of everything); Jobs counts
+	// the recent ones by state.
 	LastJob *store.Job `json:"last_job,omitempty"`
+	Jobs    JobCounts  `json:"jobs" doc:"Recent ingestion jobs (the last 50) by state, for callers without a filter"`
+}
+
+// JobCounts counts recent ingestion jobs by state.
+type JobCounts struct {
+	Running     int `json:"running"`
+	Failed      int `json:"failed"`
+	Interrupted int `json:"interrupted"`
 }
 
 // Status describes the knowledge base as the scope sees it: its
@@ -748,6 +760,9 @@ func (kb *KB) Status(ctx context.Context, sc Scope) (*Status, error) {
 		if err != nil {
 			return nil, fmt.Errorf("collection %q: %w", st.Collections[i].Name, err)
 		}
+		if st.Collections[i].ByType, err = passagesByType(ctx, c, st.Collections[i].Documents); err != nil {
+			return nil, err
+		}
 		srcs, err := c.Sources(ctx)
 		if errors.Is(err, store.ErrUnsupported) {
 			continue
@@ -758,13 +773,48 @@ func (kb *KB) Status(ctx context.Context, sc Scope) (*Status, error) {
 		st.Collections[i].Sources = len(srcs)
 	}
 	if js, err := kb.store.Jobs(); err == nil {
-		jobs, err := js.ListJobs(ctx, 1)
+		jobs, err := js.ListJobs(ctx, statusJobs)
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}
-		if len(jobs) == 1 {
+		if len(jobs) > 0 {
 			st.LastJob = &jobs[0]
+		}
+		for _, j := range jobs {
+			switch j.State {
+			case store.JobRunning:
+				st.Jobs.Running++
+			case store.JobFailed:
+				st.Jobs.Failed++
+			case store.JobInterrupted:
+				st.Jobs.Interrupted++
+			}
 		}
 	}
 	return st, nil
+}
+
+// statusJobs is how many recent jobs Status looks at.
+const statusJobs = 50
+
+// passagesByType counts a collection's passages per well-known source
+// type; what none of them holds is "other". Types without passages are
+// left out.
+func passagesByType(ctx context.Context, c *store.Collection, total int) (map[string]int, error) {
+	out := map[string]int{}
+	rest := total
+	for _, t := range []string{document.SourceFile, document.SourceObject, document.SourceURL, document.SourceManual, document.SourceConversation} {
+		n, err := c.Count(ctx, filter.Eq("sourceType", t))
+		if err != nil {
+			return nil, fmt.Errorf("count %q by type: %w", c.Name(), err)
+		}
+		if n > 0 {
+			out[t] = n
+			rest -= n
+		}
+	}
+	if rest > 0 {
+		out["other"] = rest
+	}
+	return out, nil
 }

@@ -175,14 +175,17 @@ type StatusOutput struct {
 	ReadOnly          bool               `json:"read_only"`
 	Roots             []string           `json:"roots,omitempty" jsonschema:"folders knowledge_ingest may read"`
 	LastJob           *Job               `json:"last_job,omitempty"`
+	Jobs              quarry.JobCounts   `json:"jobs" jsonschema:"recent ingestion jobs (the last 50) by state, for clients without a scope filter"`
 }
 
 // CollectionStatus describes one collection.
 type CollectionStatus struct {
-	Name      string   `json:"name"`
-	Documents int      `json:"documents" jsonschema:"stored passages"`
-	Model     string   `json:"model"`
-	Fields    []string `json:"fields,omitempty" jsonschema:"metadata fields that can be filtered, besides sourceType and sourceName"`
+	Name      string         `json:"name"`
+	Documents int            `json:"documents" jsonschema:"stored passages"`
+	Model     string         `json:"model"`
+	Fields    []string       `json:"fields,omitempty" jsonschema:"metadata fields that can be filtered, besides sourceType and sourceName"`
+	Sources   int            `json:"sources,omitempty" jsonschema:"sources (files, objects, ids) in the collection, for clients without a scope filter"`
+	ByType    map[string]int `json:"by_type,omitempty" jsonschema:"passages by source type (file, object, url, manual, conversation, other), for clients without a scope filter"`
 }
 
 func readOnly(title string) *sdk.ToolAnnotations {
@@ -398,7 +401,7 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 		return nil, out, err
 	}
 	for _, ci := range st.Collections {
-		cs := CollectionStatus{Name: ci.Name, Documents: ci.Documents, Model: ci.Model.Provider + "/" + ci.Model.Model}
+		cs := CollectionStatus{Name: ci.Name, Documents: ci.Documents, Model: ci.Model.Provider + "/" + ci.Model.Model, Sources: ci.Sources, ByType: ci.ByType}
 		if ci.Fields != nil {
 			for _, f := range ci.Fields.Fields {
 				cs.Fields = append(cs.Fields, f.Name)
@@ -410,6 +413,7 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 		j := jobOut(*st.LastJob)
 		out.LastJob = &j
 	}
+	out.Jobs = st.Jobs
 	var b strings.Builder
 	fmt.Fprintf(&b, "Embedding model %s; default collection %q", out.Model, out.DefaultCollection)
 	if out.ReadOnly {

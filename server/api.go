@@ -191,6 +191,10 @@ type Status struct {
 	Uploads           bool             `json:"uploads"`
 	Roots             []string         `json:"roots,omitempty" doc:"Folders the ingest endpoint reads (admin keys only)"`
 	Collections       []CollectionInfo `json:"collections"`
+	// LastJob and Jobs are the ingestion jobs', for callers without a
+	// filter.
+	LastJob *Job             `json:"last_job,omitempty"`
+	Jobs    quarry.JobCounts `json:"jobs"`
 }
 
 type body[T any] struct {
@@ -331,7 +335,11 @@ func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error)
 	}
 	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: core.DefaultCollection, Model: core.Model,
 		Chat: core.Chat, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
-		Uploads: true, Collections: core.Collections}
+		Uploads: true, Collections: core.Collections, Jobs: core.Jobs}
+	if core.LastJob != nil {
+		j := jobOut(*core.LastJob)
+		st.LastJob = &j
+	}
 	if s.roots != nil && p.perm.Allows(keys.PermAdmin) {
 		st.Roots = s.roots.Dirs()
 	}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -147,12 +150,15 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			}
 			fmt.Fprintf(stdio.Out, "knowledge base  %s\nstore           %s\nembedder        %s\ndisk            %.1f MB\n\n", st.KB, st.Store, st.Embedder, float64(st.DiskBytes)/(1<<20))
 			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "COLLECTION\tCHUNKS\tSOURCES\tMODEL")
+			fmt.Fprintln(tw, "COLLECTION\tCHUNKS\tSOURCES\tBY TYPE\tMODEL")
 			for _, c := range st.Collections {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", c.Name, c.Documents, c.Sources, c.Model)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", c.Name, c.Documents, c.Sources, byType(c.ByType), c.Model)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			if n := st.Jobs; n.Running+n.Failed+n.Interrupted > 0 {
+				fmt.Fprintf(stdio.Out, "\nrecent jobs     %d running, %d failed, %d interrupted\n", n.Running, n.Failed, n.Interrupted)
 			}
 			if j := st.LastJob; j != nil {
 				state := j.State
@@ -168,4 +174,16 @@ func newStatusCmd(stdio IO) *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print status as JSON")
 	return cmd
+}
+
+// byType writes passage counts by source type: "file 12, object 3".
+func byType(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, t := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %d", t, m[t]))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -210,7 +210,8 @@ async function refresh() {
     for (const c of st.collections) {
       const tr = document.createElement("tr");
       const fields = c.schema && c.schema.fields ? c.schema.fields.filter((f) => f.filterable).map((f) => f.name).join(", ") : "";
-      for (const v of [c.name, String(c.documents), c.model.provider + "/" + c.model.model, fields]) {
+      const types = Object.entries(c.by_type || {}).map(([t, n]) => `${t} ${n}`).join(" · ");
+      for (const v of [c.name, String(c.documents), types, c.model.provider + "/" + c.model.model, fields]) {
         const td = document.createElement("td");
         td.textContent = v;
         tr.append(td);
