@@ -245,18 +245,9 @@ func (h *Hierarchy) AddNode(ctx context.Context, parent, name string, triggers [
 	if name == "" || strings.Contains(name, "/") {
 		return store.Node{}, fmt.Errorf("%w: a node name is non-empty and has no '/', got %q", store.ErrInvalidRequest, name)
 	}
-	st, err := h.load(ctx, false)
+	st, p, err := h.parentNode(ctx, parent)
 	if err != nil {
 		return store.Node{}, err
-	}
-	p, err := h.ensureRoot(ctx, st)
-	if err != nil {
-		return store.Node{}, err
-	}
-	if parent != "" {
-		if p, err = st.resolve(parent); err != nil {
-			return store.Node{}, err
-		}
 	}
 	for _, k := range st.kids[p.ID] {
 		if st.byID[k].Name == name {
@@ -272,6 +263,25 @@ func (h *Hierarchy) AddNode(ctx context.Context, parent, name string, triggers [
 	return got[0], nil
 }
 
+// parentNode loads the hierarchy and resolves parent, a reference as for
+// Node; "" is the root, made when the hierarchy is empty.
+func (h *Hierarchy) parentNode(ctx context.Context, parent string) (*state, *store.Node, error) {
+	st, err := h.load(ctx, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := h.ensureRoot(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	if parent != "" {
+		if p, err = st.resolve(parent); err != nil {
+			return nil, nil, err
+		}
+	}
+	return st, p, nil
+}
+
 // EnsureNode is the node called name under parent (a reference as for
 // Node; "" for the root), with triggers merged into its own: made when
 // missing, so an import run twice makes each node once. kind, when not
@@ -279,18 +289,9 @@ func (h *Hierarchy) AddNode(ctx context.Context, parent, name string, triggers [
 // root, specialization deeper).
 func (h *Hierarchy) EnsureNode(ctx context.Context, parent, name, kind string, triggers []string) (store.Node, error) {
 	name = strings.TrimSpace(name)
-	st, err := h.load(ctx, false)
+	st, p, err := h.parentNode(ctx, parent)
 	if err != nil {
 		return store.Node{}, err
-	}
-	p, err := h.ensureRoot(ctx, st)
-	if err != nil {
-		return store.Node{}, err
-	}
-	if parent != "" {
-		if p, err = st.resolve(parent); err != nil {
-			return store.Node{}, err
-		}
 	}
 	if want := kindAt(st.depth(p) + 1); kind != "" && kind != want {
 		return store.Node{}, fmt.Errorf("%w: node %q under %s is %s by its depth, not %s", store.ErrInvalidRequest, name, p.Path, want, kind)
