@@ -2,8 +2,11 @@ package quarry
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/postgres"
 )
 
 // MigrateRequest copies collections into another store.
@@ -70,4 +73,17 @@ func (kb *KB) Migrate(ctx context.Context, req MigrateRequest) (*MigrateResult, 
 	}
 	res.Threads, err = store.CopyThreads(ctx, kb.store, dst)
 	return res, err
+}
+
+// UpgradeStore brings a store an older Quarry set up to this Quarry's
+// layout in place (store/postgres.Upgrade: one transaction, the documents
+// table held exclusively; partial or foreign tables refused) and returns
+// the version it had and the one it has now. Only PostgreSQL stores have layouts to upgrade: the
+// embedded store brings its own up to date when it is opened.
+func UpgradeStore(ctx context.Context, url string) (from, to int, err error) {
+	if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
+		return 0, 0, invalid(fmt.Errorf("upgrade %q: only PostgreSQL stores (postgres://…) have layouts to upgrade; the embedded store upgrades itself when opened", url))
+	}
+	from, err = postgres.Upgrade(ctx, url)
+	return from, postgres.SchemaVersion, err
 }

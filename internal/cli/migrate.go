@@ -14,14 +14,15 @@ import (
 
 func newMigrateCmd(stdio IO) *cobra.Command {
 	var (
-		f      kbFlags
-		from   string
-		to     string
-		all    bool
-		asJSON bool
+		f       kbFlags
+		from    string
+		to      string
+		all     bool
+		asJSON  bool
+		upgrade bool
 	)
 	cmd := &cobra.Command{
-		Use:   "migrate [--from DIR|URL] --to URL",
+		Use:   "migrate [--from DIR|URL] --to URL | --upgrade --store URL",
 		Short: "Copy collections to another store (embedded → PostgreSQL, and back)",
 		Long: `Copy the knowledge base's collections — configuration, documents, vectors and the
 hashes that let ingestion skip unchanged files — into another store, then check the
@@ -33,6 +34,28 @@ config.toml.`,
   quarry migrate --to embedded:/srv/kb --collection handbook`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if upgrade {
+				url := f.store
+				if url == "" {
+					url = from
+				}
+				if url == "" {
+					return usageErr(errors.New("migrate --upgrade: name the store with --store URL"))
+				}
+				was, now, err := quarry.UpgradeStore(cmd.Context(), url)
+				if err != nil {
+					return cliErr(err)
+				}
+				if asJSON {
+					return writeJSON(stdio, map[string]any{"from": was, "to": now})
+				}
+				if was == now {
+					_, err = fmt.Fprintf(stdio.Out, "the store already has layout version %d: nothing to do\n", was)
+				} else {
+					_, err = fmt.Fprintf(stdio.Out, "upgraded the store from layout version %d to %d\n", was, now)
+				}
+				return err
+			}
 			if to == "" {
 				return usageErr(errors.New("migrate: --to URL is required"))
 			}
@@ -69,6 +92,7 @@ config.toml.`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&from, "from", "", "source: a knowledge base directory or a store URL (default: this knowledge base)")
 	cmd.Flags().StringVar(&to, "to", "", "target store URL (postgres://…, embedded:DIR)")
+	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "upgrade the --store an older Quarry set up to this Quarry's layout, in place (PostgreSQL; as the tables' owner)")
 	cmd.Flags().BoolVar(&all, "all", false, "copy every collection, not only the configured one")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quarry-rag/quarry/internal/pgtest"
 )
 
 func TestNewRAG(t *testing.T) {
@@ -38,5 +40,24 @@ func TestImportCommand(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "nodes:\n  - name: A\n    trigers: [x]\n", "import", "-", "--kb", kb); code != 2 || !strings.Contains(errOut, "trigers") {
 		t.Errorf("a typo in the file: %d %q", code, errOut)
+	}
+}
+
+func TestMigrateUpgrade(t *testing.T) {
+	if code, _, errOut := run(t, "", "migrate", "--upgrade"); code != 2 || !strings.Contains(errOut, "--store") {
+		t.Errorf("--upgrade without a store: %d %q", code, errOut)
+	}
+	if code, _, errOut := run(t, "", "migrate", "--upgrade", "--store", "embedded:"+t.TempDir()); code != 2 || !strings.Contains(errOut, "only PostgreSQL") {
+		t.Errorf("--upgrade of an embedded store: %d %q", code, errOut)
+	}
+	dsn := pgtest.FreshDSN(t) // skips without a server
+	if code, out, errOut := run(t, "", "migrate", "--upgrade", "--store", dsn); code != 1 || !strings.Contains(errOut, "no Quarry store here") {
+		t.Errorf("--upgrade of an empty schema: %d %q %q", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "", "setup", "--store", dsn); code != 0 {
+		t.Fatalf("setup: %d %q", code, errOut)
+	}
+	if code, out, errOut := run(t, "", "migrate", "--upgrade", "--store", dsn); code != 0 || !strings.Contains(out, "nothing to do") {
+		t.Errorf("--upgrade of a current store: %d %q %q", code, out, errOut)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 
@@ -79,6 +80,9 @@ func checkColumns(ctx context.Context, db conn) error {
 		cols = append(cols, c)
 	}
 	sort.Strings(cols)
+	if _, has := got["search_id"]; !has && maps.Equal(got, v1DocumentColumns()) {
+		return errors.New("postgres: the quarry_* tables have an older Quarry's layout (version 1): upgrade them in place with `quarry migrate --upgrade --store URL` (as their owner)")
+	}
 	for _, c := range cols {
 		if got[c] != documentColumns[c] {
 			have := got[c]
