@@ -194,3 +194,11 @@ func jsonKind(v any) string {
 	}
 	return "a number"
 }
+
+// ReadObjects renders JSON data — one object or an array of objects — as
+// documents the way ObjectReader reads a .json file: one per object, its
+// fields as "key: value" lines, its id, title and @self fields as
+// metadata (object_id names it).
+func ReadObjects(data []byte) ([]*document.Document, error) {
+	return ObjectReader{}.Read(context.Background(), File{Path: "objects.json", Kind: KindJSON, Data: data})
+}

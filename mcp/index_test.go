@@ -104,3 +104,23 @@ func TestImportTool(t *testing.T) {
 		t.Error("a read-only server offers knowledge_import")
 	}
 }
+
+func TestPutObjectsTool(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	var out mcp.PutObjectsOutput
+	call(t, cs, mcp.ToolPutObjects, map[string]any{"objects": []map[string]any{{"id": "p-1", "title": "Kettle"}, {"id": "p-2", "title": "Toaster"}}}, &out)
+	if len(out.Objects) != 2 || out.Objects[0] != "p-1" {
+		t.Fatalf("put objects: %+v", out)
+	}
+	var found mcp.SearchOutput
+	call(t, cs, mcp.ToolSearch, map[string]any{"query": "kettle", "mode": "keyword", "filter": "sourceType = 'object'"}, &found)
+	if len(found.Results) == 0 || found.Results[0].Source != "p-1" || found.Results[0].SourceType != "object" {
+		t.Errorf("search objects: %+v", found.Results)
+	}
+	var del mcp.DeleteOutput
+	call(t, cs, mcp.ToolDelete, map[string]any{"source": "p-2"}, &del)
+	if del.Deleted != 1 {
+		t.Errorf("delete an object by its id: %+v", del)
+	}
+}

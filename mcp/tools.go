@@ -30,7 +30,17 @@ const (
 	ToolIndex        = "knowledge_index"
 	ToolQuery        = "knowledge_query"
 	ToolImport       = "knowledge_import"
+	ToolPutObjects   = "knowledge_put_objects"
 )
+
+// PutObjectsInput is the input of knowledge_put_objects.
+type PutObjectsInput struct {
+	Objects    json.RawMessage `json:"objects" jsonschema:"a JSON object, or an array of objects (at most 256), each named by its id or @self.id; an object with the id of a stored one replaces it"`
+	Collection string          `json:"collection,omitempty" jsonschema:"collection to add to, created when missing; omit for the default"`
+}
+
+// PutObjectsOutput is the structured result of knowledge_put_objects.
+type PutObjectsOutput = quarry.ObjectsResult
 
 // ImportInput is the input of knowledge_import.
 type ImportInput struct {
@@ -259,6 +269,19 @@ func (s *Server) addTools() error {
 		Annotations: &sdk.ToolAnnotations{Title: "Import knowledge nodes", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Import knowledge nodes (with their triggers and tags) and their chunks from YAML: each node is found " +
 			"or made under its parent, its chunks stored and placed under it. Importing the same YAML again changes nothing."}, writes(s, s.importNodes))
+	objectsIn, err := jsonschema.For[PutObjectsInput](nil)
+	if err != nil {
+		return fmt.Errorf("mcp: input schema: %w", err)
+	}
+	// The objects arrive as JSON, kept as sent (their fields' order is the
+	// passage's), not as the bytes a RawMessage would be described as.
+	objectsIn.Properties["objects"] = &jsonschema.Schema{Types: []string{"object", "array"},
+		Description: objectsIn.Properties["objects"].Description}
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolPutObjects, InputSchema: objectsIn,
+		Annotations: &sdk.ToolAnnotations{Title: "Add objects", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+		Description: "Add JSON objects to a collection, each searchable as one passage of source type object (its fields as " +
+			"\"key: value\" lines, its id, title and @self fields as metadata). An object with the id of a stored one replaces it; " +
+			"delete one with knowledge_delete and source set to its id."}, writes(s, s.putObjects))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddDocuments,
 		Annotations: &sdk.ToolAnnotations{Title: "Add documents", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Add texts to a collection, each searchable as one passage, with optional metadata and " +
@@ -519,6 +542,20 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	out = IngestOutput{JobID: st.ID, State: st.State}
 	text := fmt.Sprintf("Ingestion job %s started into collection %q; follow it with %s.", out.JobID, name, ToolIngestStatus)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
+}
+
+func (s *Server) putObjects(ctx context.Context, req *sdk.CallToolRequest, in PutObjectsInput) (*sdk.CallToolResult, PutObjectsOutput, error) {
+	var out PutObjectsOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	res, err := s.kb.PutObjects(ctx, sc, in.Collection, in.Objects)
+	if err != nil {
+		return nil, out, err
+	}
+	text := fmt.Sprintf("Stored %s in collection %q.", count(len(res.Objects), "object"), res.Collection)
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, *res, nil
 }
 
 func (s *Server) importNodes(ctx context.Context, req *sdk.CallToolRequest, in ImportInput) (*sdk.CallToolResult, ImportOutput, error) {

@@ -227,6 +227,8 @@ func (s *Server) register() {
 	ing := op("ingest-paths", http.MethodPost, "/v1/collections/{collection}/ingest", "Ingest folders from the server's ingest roots as a job", "documents")
 	ing.DefaultStatus = http.StatusAccepted
 	huma.Register(s.api, ing, s.ingestPaths)
+	huma.Register(s.api, op("put-objects", http.MethodPost, "/v1/collections/{collection}/objects", "Add or replace JSON objects (one, or an array), one passage each", "documents"), s.putObjects)
+	huma.Register(s.api, op("delete-object", http.MethodDelete, "/v1/collections/{collection}/objects/{id}", "Delete an object's passages", "documents"), s.deleteObject)
 	huma.Register(s.api, op("import-nodes", http.MethodPost, "/v1/collections/{collection}/import", "Import knowledge nodes and their chunks", "hierarchy"), s.importNodes)
 	huma.Register(s.api, op("doctor", http.MethodGet, "/v1/doctor", "Check the installation and the knowledge base, offline", "status"), s.doctor)
 	huma.Register(s.api, op("index", http.MethodPost, "/v1/index", "Cut files from the server's ingest roots into chunks, storing nothing", "documents"), s.index)

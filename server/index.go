@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/quarry-rag/quarry"
@@ -89,4 +90,45 @@ func (s *Server) importNodes(ctx context.Context, in *importInput) (*body[Import
 		return nil, fromLibrary(err)
 	}
 	return &body[ImportReport]{Body: *rep}, nil
+}
+
+type objectsInput struct {
+	CollectionPath
+	// Body is kept as sent: an object's fields are read in their order.
+	Body json.RawMessage `doc:"A JSON object, or an array of objects, each named by its id (or @self.id)"`
+}
+
+// ObjectsResult is what an objects request stored.
+type ObjectsResult = quarry.ObjectsResult
+
+// putObjects stores JSON objects, one or an array (quarry.KB.PutObjects):
+// write keys, each object held to the key's filter.
+func (s *Server) putObjects(ctx context.Context, in *objectsInput) (*body[ObjectsResult], error) {
+	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.kb.PutObjects(ctx, s.scope(p), in.Collection, in.Body)
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	return &body[ObjectsResult]{Body: *res}, nil
+}
+
+type objectPath struct {
+	CollectionPath
+	ID string `path:"id" maxLength:"512"`
+}
+
+// deleteObject deletes an object's passages under the key's filter.
+func (s *Server) deleteObject(ctx context.Context, in *objectPath) (*body[DeleteResult], error) {
+	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.kb.DeleteObject(ctx, s.scope(p), in.Collection, in.ID)
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	return &body[DeleteResult]{Body: DeleteResult{Deleted: n}}, nil
 }

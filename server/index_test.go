@@ -69,3 +69,27 @@ func TestImportEndpoint(t *testing.T) {
 		t.Errorf("tree after two imports: %s", tree.raw)
 	}
 }
+
+func TestObjectsEndpoints(t *testing.T) {
+	f := newFixture(t)
+	writer := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite})
+	reader := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead})
+	r := f.do(t, "POST", "/v1/collections/shop/objects", writer, []map[string]any{
+		{"id": "p-1", "title": "Kettle", "price": 30}, {"id": "p-2", "title": "Toaster", "price": 45}})
+	expect(t, "put objects", r, 200, "")
+	if objs, _ := r.body["objects"].([]any); len(objs) != 2 {
+		t.Fatalf("put objects: %s", r.raw)
+	}
+	expect(t, "put one object", f.do(t, "POST", "/v1/collections/shop/objects", writer, map[string]any{"id": "p-1", "title": "Kettle", "price": 25}), 200, "")
+	s := f.do(t, "POST", "/v1/collections/shop/search", writer, map[string]any{"query": "kettle", "mode": "keyword"})
+	if !strings.Contains(s.raw, `"sourceType":"object"`) || !strings.Contains(s.raw, "price: 25") || strings.Contains(s.raw, "price: 30") {
+		t.Errorf("search after replacing an object: %s", s.raw)
+	}
+	d := f.do(t, "DELETE", "/v1/collections/shop/objects/p-2", writer, nil)
+	expect(t, "delete an object", d, 200, "")
+	if d.body["deleted"] != float64(1) {
+		t.Errorf("delete: %s", d.raw)
+	}
+	expect(t, "put for a read key", f.do(t, "POST", "/v1/collections/shop/objects", reader, map[string]any{"id": "x"}), 403, server.CodeForbidden)
+	expect(t, "put a string", f.do(t, "POST", "/v1/collections/shop/objects", writer, "text"), 400, "")
+}

@@ -61,3 +61,22 @@ func TestMigrateUpgrade(t *testing.T) {
 		t.Errorf("--upgrade of a current store: %d %q %q", code, out, errOut)
 	}
 }
+
+func TestObjectsCommand(t *testing.T) {
+	kb := filepath.Join(t.TempDir(), "kb")
+	if code, out, errOut := run(t, `[{"id":"p-1","title":"Kettle"},{"id":"p-2","title":"Toaster"}]`, "objects", "put", "-", "--kb", kb); code != 0 || !strings.Contains(out, "2 objects stored") {
+		t.Fatalf("objects put: %d %q %q", code, out, errOut)
+	}
+	if code, out, _ := run(t, "", "search", "kettle", "--kb", kb, "--filter", "sourceType = 'object'"); code != 0 || !strings.Contains(out, "Kettle") {
+		t.Errorf("search objects: %d %q", code, out)
+	}
+	if code, out, _ := run(t, "", "objects", "delete", "p-2", "--kb", kb); code != 0 || !strings.Contains(out, "deleted object") {
+		t.Errorf("objects delete: %d %q", code, out)
+	}
+	if code, _, _ := run(t, "", "objects", "delete", "p-2", "--kb", kb); code != 1 {
+		t.Errorf("deleting a missing object: exit %d, want 1", code)
+	}
+	if code, _, _ := run(t, `"text"`, "objects", "put", "-", "--kb", kb); code != 2 {
+		t.Errorf("putting a string: exit %d, want 2", code)
+	}
+}

@@ -225,6 +225,12 @@ async function refresh() {
   }
 }
 
+// kindLabel marks a source that is not a file: an object, a web page, a
+// text added by hand, a conversation.
+function kindLabel(t) {
+  return { object: "object · ", url: "web · ", manual: "added · ", conversation: "conversation · " }[t] || "";
+}
+
 // The passage panel shows a cited or found passage with where it is.
 function where(p) {
   const parts = [p.source];
@@ -305,7 +311,8 @@ $("#chat-form").addEventListener("submit", async (ev) => {
         const chip = document.createElement("button");
         chip.type = "button";
         chip.className = "chip";
-        chip.textContent = `[${data.rank}] ${where(data)}`;
+        chip.textContent = `[${data.rank}] ${kindLabel(data.sourceType)}${where(data)}`;
+        chip.dataset.kind = data.sourceType || "";
         chip.addEventListener("click", () => openPassage(data));
         sources.append(chip);
       } else if (name === "answer") { renderAnswer(text, data.answer, data.citations); bot.dataset.done = "true"; }
