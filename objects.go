@@ -11,6 +11,9 @@ import (
 	"github.com/quarry-rag/quarry/load"
 )
 
+// MaxObjectsBytes bounds the JSON one PutObjects call takes.
+const MaxObjectsBytes = 32 << 20
+
 // ObjectsResult is what PutObjects stored.
 type ObjectsResult struct {
 	Collection string `json:"collection"`
@@ -30,6 +33,9 @@ type ObjectsResult struct {
 func (kb *KB) PutObjects(ctx context.Context, sc Scope, collection string, data []byte) (*ObjectsResult, error) {
 	if sc.ReadOnly {
 		return nil, fmt.Errorf("%w: this caller may only read", ErrForbidden)
+	}
+	if len(data) > MaxObjectsBytes {
+		return nil, invalid(fmt.Errorf("objects: over %d MiB in one call", MaxObjectsBytes>>20))
 	}
 	docs, err := load.ReadObjects(data)
 	if err != nil {

@@ -80,9 +80,6 @@ func (s *Server) importNodes(ctx context.Context, in *importInput) (*body[Import
 	if err != nil {
 		return nil, err
 	}
-	if p.scope != nil {
-		return nil, errScoped("importing knowledge nodes")
-	}
 	f := in.Body
 	f.Collection = "" // the path names the collection
 	rep, err := s.kb.Import(ctx, s.scope(p), in.Collection, &f)

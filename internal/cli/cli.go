@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -118,4 +119,23 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// readArg reads the file an argument names, or standard input for "-",
+// up to limit bytes and one more, so the core can refuse what is over.
+func readArg(stdio IO, arg string, limit int64) ([]byte, error) {
+	in := stdio.In
+	if arg != "-" {
+		f, err := os.Open(arg)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		defer f.Close()
+		in = f
+	}
+	b, err := io.ReadAll(io.LimitReader(in, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", arg, err)
+	}
+	return b, nil
 }

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -38,16 +38,11 @@ Nodes are found or made under their parent, their triggers merged in; chunks are
 stored and placed under their node. Importing the same file again changes nothing.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := stdio.In
-			if args[0] != "-" {
-				file, err := os.Open(args[0])
-				if err != nil {
-					return usageErr(fmt.Errorf("import: %w", err))
-				}
-				defer file.Close()
-				in = file
+			data, err := readArg(stdio, args[0], quarry.MaxImportBytes)
+			if err != nil {
+				return err
 			}
-			imp, err := quarry.ParseImport(in)
+			imp, err := quarry.ParseImport(bytes.NewReader(data))
 			if err != nil {
 				return cliErr(err)
 			}

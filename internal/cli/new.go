@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/internal/scaffold"
 )
 
@@ -22,11 +21,7 @@ docs/refunds.md, README.md and .gitignore. DIR must not exist or be empty.`,
 		Example: `  quarry new rag support-bot && cd support-bot && go mod tidy && go test ./... && go run . "How long do refunds take?"`,
 		Args:    exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			version := buildinfo.Version()
-			if !strings.HasPrefix(version, "v") {
-				version = "" // a build from a checkout: go mod tidy picks the release
-			}
-			files, err := scaffold.New(scaffold.Options{Kind: args[0], Dir: args[1], Module: module, QuarryVersion: version})
+			files, err := scaffold.New(scaffold.Options{Kind: args[0], Dir: args[1], Module: module, QuarryVersion: scaffold.ReleaseVersion()})
 			if err != nil {
 				return usageErr(err)
 			}

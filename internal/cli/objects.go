@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -25,18 +23,9 @@ putting one with a stored id replaces it. Filter them with sourceType = 'object'
 		Example: `  echo '{"id":"p-1","title":"Kettle","price":25}' | quarry objects put -`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in := stdio.In
-			if args[0] != "-" {
-				file, err := os.Open(args[0])
-				if err != nil {
-					return usageErr(fmt.Errorf("objects: %w", err))
-				}
-				defer file.Close()
-				in = file
-			}
-			data, err := io.ReadAll(io.LimitReader(in, 64<<20))
+			data, err := readArg(stdio, args[0], quarry.MaxObjectsBytes)
 			if err != nil {
-				return fmt.Errorf("objects: %w", err)
+				return err
 			}
 			ctx := cmd.Context()
 			k, err := openKB(ctx, &f, true)

@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"strings"
 	"text/template"
+
+	"github.com/quarry-rag/quarry/internal/buildinfo"
 )
 
 //go:embed all:rag
@@ -34,8 +36,19 @@ type Options struct {
 	// Module is the new module's path (default: the folder's name).
 	Module string
 	// QuarryVersion is the Quarry module version to require ("v1.2.0");
-	// empty leaves the requirement to `go mod tidy`.
+	// empty leaves the requirement to `go mod tidy`. ReleaseVersion is the
+	// running Quarry's.
 	QuarryVersion string
+}
+
+// ReleaseVersion is the running Quarry's module version when it is a
+// release, else "": a build from a checkout names a commit no program can
+// require, so `go mod tidy` picks the latest release instead.
+func ReleaseVersion() string {
+	if v := buildinfo.Version(); strings.HasPrefix(v, "v") {
+		return v
+	}
+	return ""
 }
 
 // modulePath is what go.mod accepts as a module path, kept simple.

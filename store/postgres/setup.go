@@ -59,18 +59,28 @@ func (b *Backend) checkSchema(ctx context.Context) error {
 	return checkColumns(ctx, b.db)
 }
 
-// checkColumns compares quarry_documents' columns, when the table exists,
-// with the ones Quarry creates.
-func checkColumns(ctx context.Context, db conn) error {
+// documentTableColumns are quarry_documents' columns and their types;
+// none when the table does not exist.
+func documentTableColumns(ctx context.Context, db conn) (map[string]string, error) {
 	rows, err := db.Query(ctx, `SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a
 		WHERE a.attrelid = to_regclass('quarry_documents') AND a.attnum > 0 AND NOT a.attisdropped`)
 	if err != nil {
-		return fmt.Errorf("postgres: inspect quarry_documents: %w", err)
+		return nil, fmt.Errorf("postgres: inspect quarry_documents: %w", err)
 	}
 	got := map[string]string{}
 	var name, typ string
 	if _, err := pgx.ForEachRow(rows, []any{&name, &typ}, func() error { got[name] = typ; return nil }); err != nil {
-		return fmt.Errorf("postgres: inspect quarry_documents: %w", err)
+		return nil, fmt.Errorf("postgres: inspect quarry_documents: %w", err)
+	}
+	return got, nil
+}
+
+// checkColumns compares quarry_documents' columns, when the table exists,
+// with the ones Quarry creates.
+func checkColumns(ctx context.Context, db conn) error {
+	got, err := documentTableColumns(ctx, db)
+	if err != nil {
+		return err
 	}
 	if len(got) == 0 {
 		return nil // not created yet

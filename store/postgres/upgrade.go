@@ -105,15 +105,9 @@ func checkV1(ctx context.Context, tx pgx.Tx) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("postgres: the store is partial (it has no %v): not upgraded; copy what it holds with quarry migrate into a new schema", missing)
 	}
-	rows, err := tx.Query(ctx, `SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a
-		WHERE a.attrelid = to_regclass('quarry_documents') AND a.attnum > 0 AND NOT a.attisdropped`)
+	got, err := documentTableColumns(ctx, tx)
 	if err != nil {
-		return fmt.Errorf("postgres: inspect quarry_documents: %w", err)
-	}
-	got := map[string]string{}
-	var name, typ string
-	if _, err := pgx.ForEachRow(rows, []any{&name, &typ}, func() error { got[name] = typ; return nil }); err != nil {
-		return fmt.Errorf("postgres: inspect quarry_documents: %w", err)
+		return err
 	}
 	if want := v1DocumentColumns(); !maps.Equal(got, want) {
 		return fmt.Errorf("postgres: table quarry_documents is not a Quarry table of version 1 (columns %v, want %v): not upgraded", got, want)
