@@ -69,7 +69,10 @@ func RunDoctor(ctx context.Context, target string, opts ...Option) (*Doctor, err
 		return nil, err
 	}
 	defer kb.Close()
-	d := kb.Doctor(ctx)
+	d, err := kb.Doctor(ctx, Developer())
+	if err != nil {
+		return nil, err
+	}
 	if missing {
 		d.Checks = append([]Check{{Name: "knowledge base", State: CheckWarn,
 			Detail: "none here (quarry ingest PATH creates ./.quarry): the checks ran on an empty one in memory"}}, d.Checks...)
@@ -83,7 +86,11 @@ func RunDoctor(ctx context.Context, target string, opts ...Option) (*Doctor, err
 // scratch embedded store, the PDF engine and its cache, OCR, the store
 // and its engine's version, and the default collection's model and
 // health. Each check says what it found; OK is false when one failed.
-func (kb *KB) Doctor(ctx context.Context) *Doctor {
+// It names paths and versions, so it is for callers that reach everything.
+func (kb *KB) Doctor(ctx context.Context, sc Scope) (*Doctor, error) {
+	if !sc.MayReachAll() {
+		return nil, fmt.Errorf("%w: the self-check names the server's paths and versions, so it is not open to a caller limited by a filter", ErrForbidden)
+	}
 	d := &Doctor{OK: true}
 	run := func(name string, check func() (string, string)) {
 		start := time.Now()
@@ -97,7 +104,7 @@ func (kb *KB) Doctor(ctx context.Context) *Doctor {
 	run("ocr", func() (string, string) { return kb.doctorOCR(ctx) })
 	run("store", func() (string, string) { return kb.doctorStore(ctx) })
 	run("collection", func() (string, string) { return kb.doctorCollection(ctx) })
-	return d
+	return d, nil
 }
 
 func (kb *KB) doctorEmbedder(ctx context.Context) (string, string) {

@@ -48,7 +48,9 @@ func TestDoctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", t.TempDir())
-	d = kb.Doctor(ctx)
+	if d, err = kb.Doctor(ctx, quarry.Developer()); err != nil {
+		t.Fatal(err)
+	}
 	got = states(d)
 	if got["ocr"] != quarry.CheckFail || got["store"] != quarry.CheckOK || got["collection"] == quarry.CheckFail || d.OK {
 		t.Errorf("checks %+v", d.Checks)

@@ -280,6 +280,26 @@ func (kb *KB) Search(ctx context.Context, sc Scope, req SearchRequest) (*SearchR
 // search embeds the query when the mode needs a vector and searches, each
 // in an observed stage. A collection built with another embedder can still
 // be searched by keywords.
+// Query defaults: a query returns a few passages, as NeuRAG's did.
+const (
+	QueryTopK    = 5
+	MaxQueryTopK = 10
+)
+
+// Query is NeuRAG's search: a node whose trigger the query is first, then
+// the knowledge base's default mode (mode auto), QueryTopK passages unless
+// topK names up to MaxQueryTopK.
+func (kb *KB) Query(ctx context.Context, sc Scope, req SearchRequest) (*SearchResult, error) {
+	switch {
+	case req.TopK < 0 || req.TopK > MaxQueryTopK:
+		return nil, invalid(fmt.Errorf("top_n %d: give 1 to %d (default %d)", req.TopK, MaxQueryTopK, QueryTopK))
+	case req.TopK == 0:
+		req.TopK = QueryTopK
+	}
+	req.Mode = "auto"
+	return kb.Search(ctx, sc, req)
+}
+
 func (kb *KB) search(ctx context.Context, c *store.Collection, req store.SearchRequest) ([]store.Hit, error) {
 	if req.Mode != store.ModeKeyword {
 		if err := kb.CheckModel(c); err != nil {

@@ -83,3 +83,17 @@ func (r *Roots) Contains(p string) bool {
 	}
 	return false
 }
+
+// ConfineAll confines every path (Confine), in order; the first path
+// refused is the error.
+func (r *Roots) ConfineAll(paths []string) ([]string, error) {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		real, err := r.Confine(p)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = real
+	}
+	return out, nil
+}

@@ -1,5 +1,13 @@
 package mcp
 
-// confine resolves a path from a tool call and checks it lies inside one of
-// the roots (load.Roots.Confine).
-func (s *Server) confine(p string) (string, error) { return s.roots.Confine(p) }
+import "fmt"
+
+// confineAll confines a tool call's paths, refusing the call at the first
+// outside the roots.
+func (s *Server) confineAll(paths []string) ([]string, error) {
+	out, err := s.roots.ConfineAll(paths)
+	if err != nil {
+		return nil, fmt.Errorf("refused: %w", err)
+	}
+	return out, nil
+}

@@ -60,12 +60,6 @@ type QueryInput struct {
 	Collection string `json:"collection,omitempty" jsonschema:"collection to search; omit for the default"`
 }
 
-// Query defaults: knowledge_query returns a few passages, as NeuRAG's did.
-const (
-	queryTopN    = 5
-	queryMaxTopN = 10
-)
-
 // IndexInput is the input of knowledge_index.
 type IndexInput struct {
 	Paths []string `json:"paths" jsonschema:"files or folders to cut into chunks, inside the server's allowed roots; relative paths start at the first root"`
@@ -246,7 +240,7 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return fmt.Errorf("mcp: input schema: %w", err)
 	}
-	queryIn.Properties["top_n"].Minimum, queryIn.Properties["top_n"].Maximum = new(float64(0)), new(float64(queryMaxTopN))
+	queryIn.Properties["top_n"].Minimum, queryIn.Properties["top_n"].Maximum = new(float64(0)), new(float64(quarry.MaxQueryTopK))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolQuery, Annotations: readOnly("Query the knowledge base"), InputSchema: queryIn,
 		Description: "Find the few passages that best answer a query: a knowledge node whose trigger the query is comes " +
 			"first, then the best passages by meaning and keywords. Each passage has its source, page, headings " +
@@ -327,13 +321,19 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 
 func (s *Server) query(ctx context.Context, req *sdk.CallToolRequest, in QueryInput) (*sdk.CallToolResult, SearchOutput, error) {
 	var out SearchOutput
-	if in.TopN < 0 || in.TopN > queryMaxTopN {
-		return nil, out, fmt.Errorf("top_n %d: give 1 to %d (default %d)", in.TopN, queryMaxTopN, queryTopN)
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
 	}
-	if in.TopN == 0 {
-		in.TopN = queryTopN
+	f, err := parseFilter(in.Filter)
+	if err != nil {
+		return nil, out, err
 	}
-	return s.search(ctx, req, SearchInput{Query: in.Query, Mode: "auto", TopK: in.TopN, Filter: in.Filter, Collection: in.Collection})
+	res, err := s.kb.Query(ctx, sc, quarry.SearchRequest{Collection: in.Collection, Query: in.Query, Filter: f, TopK: in.TopN})
+	if err != nil {
+		return nil, out, err
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: passagesText(res.Results)}}}, *res, nil
 }
 
 func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest, in IndexInput) (*sdk.CallToolResult, IndexOutput, error) {
@@ -345,11 +345,9 @@ func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest, in IndexIn
 	if len(in.Paths) == 0 {
 		return nil, out, errors.New("paths is empty: give at least one file or folder")
 	}
-	paths := make([]string, len(in.Paths))
-	for i, p := range in.Paths {
-		if paths[i], err = s.confine(p); err != nil {
-			return nil, out, fmt.Errorf("refused: %w", err)
-		}
+	paths, err := s.confineAll(in.Paths)
+	if err != nil {
+		return nil, out, err
 	}
 	res, err := s.kb.Index(ctx, sc, quarry.IndexRequest{Paths: paths, Limit: in.Limit})
 	if err != nil {
@@ -515,13 +513,9 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if len(in.Paths) == 0 {
 		return nil, out, errors.New("paths is empty: give at least one file or folder")
 	}
-	paths := make([]string, len(in.Paths))
-	for i, p := range in.Paths {
-		real, err := s.confine(p)
-		if err != nil {
-			return nil, out, fmt.Errorf("refused: %w", err)
-		}
-		paths[i] = real
+	paths, err := s.confineAll(in.Paths)
+	if err != nil {
+		return nil, out, err
 	}
 	name := in.Collection
 	if name == "" {

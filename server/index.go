@@ -34,11 +34,9 @@ func (s *Server) index(ctx context.Context, in *indexInput) (*body[IndexResult],
 	if s.roots == nil {
 		return nil, apiError(http.StatusForbidden, CodeForbidden, "reading server folders is off: start the server with --root")
 	}
-	paths := make([]string, len(in.Body.Paths))
-	for i, path := range in.Body.Paths {
-		if paths[i], err = s.roots.Confine(path); err != nil {
-			return nil, apiError(http.StatusForbidden, CodeForbidden, "refused: "+err.Error())
-		}
+	paths, err := s.roots.ConfineAll(in.Body.Paths)
+	if err != nil {
+		return nil, apiError(http.StatusForbidden, CodeForbidden, "refused: "+err.Error())
 	}
 	res, err := s.kb.Index(ctx, s.scope(p), quarry.IndexRequest{Paths: paths, Limit: in.Body.Limit})
 	if err != nil {
@@ -59,10 +57,11 @@ func (s *Server) doctor(ctx context.Context, _ *doctorInput) (*body[Doctor], err
 	if err != nil {
 		return nil, err
 	}
-	if p.scope != nil {
-		return nil, errScoped("the self-check")
+	d, err := s.kb.Doctor(ctx, s.scope(p))
+	if err != nil {
+		return nil, fromLibrary(err)
 	}
-	return &body[Doctor]{Body: *s.kb.Doctor(ctx)}, nil
+	return &body[Doctor]{Body: *d}, nil
 }
 
 type importInput struct {

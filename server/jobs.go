@@ -238,13 +238,9 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 	if p.scope != nil {
 		return nil, errScoped("ingesting server folders (upload files instead)")
 	}
-	paths := make([]string, len(in.Body.Paths))
-	for i, path := range in.Body.Paths {
-		real, err := s.roots.Confine(path)
-		if err != nil {
-			return nil, apiError(http.StatusForbidden, CodeForbidden, "refused: "+err.Error())
-		}
-		paths[i] = real
+	paths, err := s.roots.ConfineAll(in.Body.Paths)
+	if err != nil {
+		return nil, apiError(http.StatusForbidden, CodeForbidden, "refused: "+err.Error())
 	}
 	c, err := s.collection(ctx, p, in.Collection, true)
 	if err != nil {
