@@ -48,6 +48,11 @@ func constant(t truth) compiled { return compiled{t: t} }
 // and compared values are both wrapped, so equality stays exact.
 func wrap(s string) string { return "\x1e" + s + "\x1e" }
 
+// unwrap undoes wrap.
+func unwrap(s string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(s, "\x1e"), "\x1e")
+}
+
 func wrapAll(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {

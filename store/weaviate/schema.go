@@ -126,7 +126,7 @@ func (b *Backend) ensureMetaClasses(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return b.ensureThreadClasses(ctx)
 }
 
 // weaviateType is the property type of a schema field.

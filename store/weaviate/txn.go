@@ -360,7 +360,7 @@ func (t *txn) abort(ctx context.Context) {
 
 // purge deletes a transaction's objects.
 func (b *Backend) purge(ctx context.Context, coll, txnID string) {
-	class := b.className(coll)
+	class := b.dataClass(coll)
 	own := where{"path": []any{"q_txn"}, "operator": "Equal", "valueText": txnID}
 	for _, cl := range []string{class, b.sourcesClass()} {
 		if _, err := b.deleteWhere(ctx, cl, own); err != nil {
@@ -413,7 +413,7 @@ func (b *Backend) tidy(ctx context.Context, coll string) {
 func (b *Backend) cleanup(ctx context.Context, coll string, r txnRecord) error {
 	deleted := 0
 	if w := supersededBy(r, false); w != nil {
-		n, err := b.deleteWhere(ctx, b.className(coll), w)
+		n, err := b.deleteWhere(ctx, b.dataClass(coll), w)
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -146,8 +145,7 @@ func (b *Backend) groupSources(ctx context.Context, class string, w where) (int,
 	var sources []string
 	for _, g := range data.Aggregate[class] {
 		n += g.Meta.Count
-		key := strings.TrimSuffix(strings.TrimPrefix(g.GroupedBy.Value, "\x1e"), "\x1e")
-		sources = append(sources, key)
+		sources = append(sources, unwrap(g.GroupedBy.Value))
 	}
 	return n, sources, nil
 }

@@ -1,0 +1,250 @@
+package weaviate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/quarry-rag/quarry/store"
+)
+
+// threadsColl is the transaction namespace of conversation threads: not a
+// valid collection name, so it cannot meet one.
+const threadsColl = "#threads"
+
+func (b *Backend) turnsClass() string { return b.opts.Prefix + "Turns" }
+func (b *Backend) jobsClass() string  { return b.opts.Prefix + "Jobs" }
+
+// dataClass is the class a transaction namespace writes its objects to.
+func (b *Backend) dataClass(coll string) string {
+	if coll == threadsColl {
+		return b.turnsClass()
+	}
+	return b.className(coll)
+}
+
+func (b *Backend) ensureThreadClasses(ctx context.Context) error {
+	for _, d := range []map[string]any{
+		b.classDef(b.turnsClass(), []map[string]any{
+			typedProp("thread", "text"),
+			typedProp("q_key", "text"),
+			typedProp("q_txn", "text"),
+			typedProp("q_seq", "int"),
+			textProp("body", "", false, false),
+		}, false),
+		b.classDef(b.jobsClass(), []map[string]any{
+			typedProp("started", "int"),
+			textProp("body", "", false, false),
+		}, false),
+	} {
+		if err := b.createClass(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedTurn is a turn as its object's body holds it; Data is kept as
+// text so it comes back byte for byte.
+type storedTurn struct {
+	Role    string    `json:"role"`
+	Content string    `json:"content"`
+	Data    *string   `json:"data,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// AppendTurns implements store.ThreadStore. The turns are one transaction,
+// so they appear together. A turn's number is its place in the thread:
+// turns are ordered by the start of the append that wrote them, then by
+// their order within it, and numbered from 1 when read.
+func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.Turn) error {
+	if err := store.CheckThreadID(thread); err != nil {
+		return err
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	b.tidy(ctx, threadsColl)
+	t, err := b.beginTxn(ctx, threadsColl)
+	if err != nil {
+		return err
+	}
+	objs := make([]object, len(turns))
+	for i, turn := range turns {
+		st := storedTurn{Role: turn.Role, Content: turn.Content, Created: turn.Created}
+		if turn.Data != nil {
+			d := string(turn.Data)
+			st.Data = &d
+		}
+		body, err := json.Marshal(st)
+		if err != nil {
+			t.abort(ctx)
+			return fmt.Errorf("%w: turn %d: %v", store.ErrInvalidRequest, i, err)
+		}
+		key := fmt.Sprintf("%016x%s%06d", t.rec.Seq, t.rec.Txn, i)
+		objs[i] = object{Class: b.turnsClass(), ID: objectID("turn", thread, key), Properties: map[string]any{
+			"thread": wrap(thread), "q_key": key, "q_txn": t.rec.Txn, "q_seq": t.rec.Seq, "body": string(body),
+		}}
+	}
+	if err := b.putObjects(ctx, objs); err != nil {
+		t.abort(ctx)
+		return err
+	}
+	return t.commit(ctx, b.turnsClass(), txnRecord{})
+}
+
+// Turns implements store.ThreadStore.
+func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.Turn, error) {
+	var out []store.Turn
+	err := b.read(ctx, threadsColl, func(s snapshot) error {
+		out = out[:0]
+		after := ""
+		for {
+			w := and(where{"path": []any{"thread"}, "operator": "Equal", "valueText": wrap(thread)}, s.visible(false))
+			if after != "" {
+				w = and(where{"path": []any{"q_key"}, "operator": "GreaterThan", "valueText": after}, w)
+			}
+			ws, err := gqlValue(w)
+			if err != nil {
+				return err
+			}
+			var data struct {
+				Get map[string][]struct {
+					Key  string `json:"q_key"`
+					Body string `json:"body"`
+				} `json:"Get"`
+			}
+			q := fmt.Sprintf(`{Get{%s(where:%s,sort:[{path:["q_key"],order:asc}],limit:%d%s){q_key body}}}`, b.turnsClass(), ws, maxResults, b.gqlConsistency())
+			if err := b.c.graphql(ctx, q, &data); err != nil {
+				return err
+			}
+			rows := data.Get[b.turnsClass()]
+			for _, r := range rows {
+				var st storedTurn
+				if err := json.Unmarshal([]byte(r.Body), &st); err != nil {
+					return fmt.Errorf("weaviate: thread %s: turn: %w", thread, err)
+				}
+				turn := store.Turn{Seq: len(out) + 1, Role: st.Role, Content: st.Content, Created: st.Created}
+				if st.Data != nil {
+					turn.Data = json.RawMessage(*st.Data)
+				}
+				out = append(out, turn)
+			}
+			if len(rows) < maxResults {
+				return nil
+			}
+			after = rows[len(rows)-1].Key
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %q", store.ErrThreadNotFound, thread)
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// DeleteThread implements store.ThreadStore: a transaction that hides the
+// thread's turns at once; they are deleted with the cleanup.
+func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
+	b.tidy(ctx, threadsColl)
+	t, err := b.beginTxn(ctx, threadsColl)
+	if err != nil {
+		return err
+	}
+	return t.commit(ctx, b.turnsClass(), txnRecord{Where: where{"path": []any{"thread"}, "operator": "Equal", "valueText": wrap(thread)}})
+}
+
+// ThreadIDs implements store.ThreadStore.
+func (b *Backend) ThreadIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := b.read(ctx, threadsColl, func(s snapshot) error {
+		ws, err := gqlValue(s.visible(false))
+		if err != nil {
+			return err
+		}
+		var data struct {
+			Aggregate map[string][]struct {
+				GroupedBy struct {
+					Value string `json:"value"`
+				} `json:"groupedBy"`
+			} `json:"Aggregate"`
+		}
+		q := fmt.Sprintf(`{Aggregate{%s(where:%s,groupBy:["thread"],limit:%d){groupedBy{value}}}}`, b.turnsClass(), ws, maxResults)
+		if err := b.c.graphql(ctx, q, &data); err != nil {
+			return err
+		}
+		ids = ids[:0]
+		for _, g := range data.Aggregate[b.turnsClass()] {
+			ids = append(ids, unwrap(g.GroupedBy.Value))
+		}
+		return nil
+	})
+	slices.Sort(ids)
+	return ids, err
+}
+
+// PutJob implements store.JobStore: a job is one object, written whole.
+func (b *Backend) PutJob(ctx context.Context, j store.Job) error {
+	body, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("weaviate: encode job: %w", err)
+	}
+	return b.putObjects(ctx, []object{{Class: b.jobsClass(), ID: objectID("job", j.ID),
+		Properties: map[string]any{"started": j.Started.UnixMicro(), "body": string(body)}}})
+}
+
+// GetJob implements store.JobStore.
+func (b *Backend) GetJob(ctx context.Context, id string) (store.Job, error) {
+	var obj struct {
+		Properties struct {
+			Body string `json:"body"`
+		} `json:"properties"`
+	}
+	err := b.c.do(ctx, http.MethodGet, "/objects/"+url.PathEscape(b.jobsClass())+"/"+objectID("job", id), b.consistency(), nil, &obj)
+	if isStatus(err, http.StatusNotFound) {
+		return store.Job{}, fmt.Errorf("%w: %q", store.ErrJobNotFound, id)
+	}
+	if err != nil {
+		return store.Job{}, err
+	}
+	var j store.Job
+	if err := json.Unmarshal([]byte(obj.Properties.Body), &j); err != nil {
+		return store.Job{}, fmt.Errorf("weaviate: job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// ListJobs implements store.JobStore: the newest first.
+func (b *Backend) ListJobs(ctx context.Context, limit int) ([]store.Job, error) {
+	if limit <= 0 || limit > maxResults {
+		limit = maxResults
+	}
+	var data struct {
+		Get map[string][]struct {
+			Body string `json:"body"`
+		} `json:"Get"`
+	}
+	q := fmt.Sprintf(`{Get{%s(sort:[{path:["started"],order:desc}],limit:%d%s){body}}}`, b.jobsClass(), limit, b.gqlConsistency())
+	if err := b.c.graphql(ctx, q, &data); err != nil {
+		return nil, fmt.Errorf("weaviate: list jobs: %w", err)
+	}
+	var out []store.Job
+	for _, o := range data.Get[b.jobsClass()] {
+		var j store.Job
+		if err := json.Unmarshal([]byte(o.Body), &j); err != nil {
+			return nil, fmt.Errorf("weaviate: job: %w", err)
+		}
+		out = append(out, j)
+	}
+	slices.SortStableFunc(out, func(a, b store.Job) int { return b.Started.Compare(a.Started) })
+	return out, nil
+}
