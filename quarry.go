@@ -45,6 +45,7 @@ import (
 	_ "github.com/quarry-rag/quarry/store/embedded" // the default store
 	_ "github.com/quarry-rag/quarry/store/memory"   // memory: stores
 	_ "github.com/quarry-rag/quarry/store/postgres" // postgres:// stores
+	_ "github.com/quarry-rag/quarry/store/weaviate" // weaviate:// stores
 )
 
 // ErrNoKB is returned by Open when no knowledge base is found and Create

@@ -69,7 +69,14 @@ func (b *Backend) fetch(ctx context.Context, class string, w where, sort string,
 	if err != nil {
 		return nil, err
 	}
-	q := fmt.Sprintf(`{Get{%s(where:%s%s,limit:%d%s){%s}}}`, class, ws, sort, limit, b.gqlConsistency(), hitFields(vectors))
+	fields := hitFields(vectors)
+	if sort != "" {
+		// A sharded class is sorted by the node that merges the shards'
+		// answers, from the properties selected: without q_chunk among
+		// them the merged page is in no order.
+		fields = "q_chunk " + fields
+	}
+	q := fmt.Sprintf(`{Get{%s(where:%s%s,limit:%d%s){%s}}}`, class, ws, sort, limit, b.gqlConsistency(), fields)
 	var data struct {
 		Get map[string][]hit `json:"Get"`
 	}

@@ -15,22 +15,22 @@ import (
 	"github.com/quarry-rag/quarry/store/weaviate"
 )
 
-// serverURL is the Weaviate under test (weaviate://host:port, with
-// replicas=N and shards=N for a cluster); the tests skip without it.
-func serverURL(t *testing.T) string {
+// serverURL is a Weaviate under test: QUARRY_TEST_WEAVIATE_URL names one
+// node (weaviate://host:port), QUARRY_TEST_WEAVIATE_CLUSTER_URL a cluster
+// (with shards=N&replicas=N); the tests skip without them.
+func serverURL(t *testing.T, env string) string {
 	t.Helper()
-	u := os.Getenv("QUARRY_TEST_WEAVIATE_URL")
+	u := os.Getenv(env)
 	if u == "" {
-		t.Skip("QUARRY_TEST_WEAVIATE_URL is not set: start Weaviate with scripts/weaviate.sh (`. scripts/weaviate.sh; weaviate_up`) and set it to weaviate://127.0.0.1:8081")
+		t.Skipf("%s is not set: start Weaviate with scripts/weaviate.sh (`. scripts/weaviate.sh; weaviate_up 1` for one node, `weaviate_up 3` for a cluster), which sets it", env)
 	}
 	return u
 }
 
 // openFresh opens the server under a class prefix of its own, so each
 // test starts empty, and drops that prefix's classes afterwards.
-func openFresh(t *testing.T) *store.Store {
+func openFresh(t *testing.T, base string) *store.Store {
 	t.Helper()
-	base := serverURL(t)
 	var r [5]byte
 	_, _ = rand.Read(r[:])
 	prefix := "T" + strings.ToUpper(hex.EncodeToString(r[:]))
@@ -85,8 +85,15 @@ func dropPrefix(t *testing.T, u, prefix string) {
 }
 
 func TestConformance(t *testing.T) {
-	serverURL(t)
-	storetest.Run(t, func(t *testing.T) *store.Store { return openFresh(t) })
+	base := serverURL(t, "QUARRY_TEST_WEAVIATE_URL")
+	storetest.Run(t, func(t *testing.T) *store.Store { return openFresh(t, base) })
+}
+
+// TestClusterConformance runs the suite on a three-node cluster: every
+// class sharded over the nodes and replicated, reads and writes at QUORUM.
+func TestClusterConformance(t *testing.T) {
+	base := serverURL(t, "QUARRY_TEST_WEAVIATE_CLUSTER_URL")
+	storetest.Run(t, func(t *testing.T) *store.Store { return openFresh(t, base) })
 }
 
 func TestOpenRefusesBadURLs(t *testing.T) {
