@@ -126,6 +126,9 @@ func (b *Backend) ensureMetaClasses(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := b.ensureHierClass(ctx); err != nil {
+		return err
+	}
 	return b.ensureThreadClasses(ctx)
 }
 
@@ -242,8 +245,10 @@ func (b *Backend) DropCollection(ctx context.Context, name string) error {
 	if err := b.c.do(ctx, http.MethodDelete, "/schema/"+url.PathEscape(b.className(name)), nil, nil, nil); err != nil && !isStatus(err, http.StatusNotFound) {
 		return err
 	}
-	for _, class := range []string{b.txnsClass(), b.sourcesClass()} {
-		if _, err := b.deleteWhere(ctx, class, where{"path": []any{"coll"}, "operator": "Equal", "valueText": name}); err != nil {
+	for _, d := range []struct{ class, coll string }{
+		{b.txnsClass(), name}, {b.sourcesClass(), name}, {b.hierClass(), name}, {b.txnsClass(), hierColl(name)},
+	} {
+		if _, err := b.deleteWhere(ctx, d.class, where{"path": []any{"coll"}, "operator": "Equal", "valueText": d.coll}); err != nil {
 			return err
 		}
 	}

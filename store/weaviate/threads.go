@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/quarry-rag/quarry/store"
@@ -23,6 +24,9 @@ func (b *Backend) jobsClass() string  { return b.opts.Prefix + "Jobs" }
 func (b *Backend) dataClass(coll string) string {
 	if coll == threadsColl {
 		return b.turnsClass()
+	}
+	if strings.HasPrefix(coll, "#hier:") {
+		return b.hierClass()
 	}
 	return b.className(coll)
 }
