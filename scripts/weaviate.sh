@@ -7,6 +7,7 @@
 #   weaviate_up 1      one node on :8081; exports QUARRY_TEST_WEAVIATE_URL
 #   weaviate_up 3      three nodes on :8091-8093 (one Raft cluster); exports
 #                      QUARRY_TEST_WEAVIATE_CLUSTER_URL (3 shards, 3 replicas)
+#                      and QUARRY_TEST_WEAVIATE_ROOT
 #   weaviate_kill N    SIGKILL node N of the cluster (1-3)
 #   weaviate_start N   start node N of the cluster again
 #   weaviate_down      stop every node this script started
@@ -93,7 +94,8 @@ weaviate_up() {
     _cluster_node 3
     wait $p1 $p2
     QUARRY_TEST_WEAVIATE_CLUSTER_URL="weaviate://127.0.0.1:8091?shards=3&replicas=3"
-    export QUARRY_TEST_WEAVIATE_CLUSTER_URL
+    QUARRY_TEST_WEAVIATE_ROOT=$WVROOT # where the nodes' pid files are, for the node-failure test
+    export QUARRY_TEST_WEAVIATE_CLUSTER_URL QUARRY_TEST_WEAVIATE_ROOT
     echo "weaviate cluster up: $QUARRY_TEST_WEAVIATE_CLUSTER_URL ($((SECONDS - s)) s)"
   fi
 }

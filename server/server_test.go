@@ -62,6 +62,7 @@ func (s *syncBuffer) String() string {
 // ingestion options.
 type config struct {
 	server.Config
+	store  string // the store's URL; memory: when empty
 	kb     []quarry.Option
 	ingest func(next func(*store.Collection) ingest.Options) func(*store.Collection) ingest.Options
 }
@@ -73,11 +74,6 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	ctx := context.Background()
 	root := t.TempDir()
 	write(t, filepath.Join(root, "docs", "refunds.md"), "# Policies\n\n## Refunds\n\nRefunds are paid within fourteen days of the return.\n")
-	st, err := store.Open(ctx, "memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	emb, err := hash.New(hash.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +90,14 @@ func newFixture(t *testing.T, opts ...option) *fixture {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.store == "" {
+		cfg.store = "memory:"
+	}
+	st, err := store.Open(ctx, cfg.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
 	kb, err := quarry.New(ctx, st, append([]quarry.Option{quarry.WithEmbedder(emb), quarry.WithMode("keyword")}, cfg.kb...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -52,18 +53,21 @@ func typedProp(name, dataType string) map[string]any {
 }
 
 // classDef is a class definition: no vectorizer (Quarry sends vectors),
-// cosine distance, BM25 without Weaviate's stop words (Quarry's analyzer
-// has removed them), null state indexed so "field is present" filters run.
+// cosine distance, BM25 with the embedded store's parameters and without
+// Weaviate's stop words (Quarry's analyzer has removed them), null state
+// indexed so "field is present" filters run.
 func (b *Backend) classDef(name string, props []map[string]any, vectors bool) map[string]any {
 	def := map[string]any{
 		"class":      name,
 		"vectorizer": "none",
 		"invertedIndexConfig": map[string]any{
-			"bm25":           map[string]any{"k1": 1.2, "b": 0.75},
+			"bm25":           map[string]any{"k1": bm25.DefaultK1, "b": bm25.DefaultB},
 			"stopwords":      map[string]any{"preset": "none"},
 			"indexNullState": true,
 		},
-		"replicationConfig": map[string]any{"factor": b.opts.Replicas},
+		// A replica that was down catches up by itself (asynchronous
+		// replication), and a delete it missed wins over its stale copy.
+		"replicationConfig": map[string]any{"factor": b.opts.Replicas, "asyncEnabled": b.opts.Replicas > 1, "deletionStrategy": "TimeBasedResolution"},
 		"properties":        props,
 	}
 	if vectors {

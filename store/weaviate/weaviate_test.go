@@ -18,7 +18,7 @@ import (
 // serverURL is a Weaviate under test: QUARRY_TEST_WEAVIATE_URL names one
 // node (weaviate://host:port), QUARRY_TEST_WEAVIATE_CLUSTER_URL a cluster
 // (with shards=N&replicas=N); the tests skip without them.
-func serverURL(t *testing.T, env string) string {
+func serverURL(t testing.TB, env string) string {
 	t.Helper()
 	u := os.Getenv(env)
 	if u == "" {
@@ -29,7 +29,7 @@ func serverURL(t *testing.T, env string) string {
 
 // openFresh opens the server under a class prefix of its own, so each
 // test starts empty, and drops that prefix's classes afterwards.
-func openFresh(t *testing.T, base string) *store.Store {
+func openFresh(t testing.TB, base string) *store.Store {
 	t.Helper()
 	var r [5]byte
 	_, _ = rand.Read(r[:])
@@ -46,7 +46,7 @@ func openFresh(t *testing.T, base string) *store.Store {
 	return s
 }
 
-func httpBase(t *testing.T, u string) string {
+func httpBase(t testing.TB, u string) string {
 	host := strings.TrimPrefix(u, "weaviate://")
 	host, _, _ = strings.Cut(host, "?")
 	if _, h, ok := strings.Cut(host, "@"); ok {
@@ -55,7 +55,7 @@ func httpBase(t *testing.T, u string) string {
 	return "http://" + host
 }
 
-func dropPrefix(t *testing.T, u, prefix string) {
+func dropPrefix(t testing.TB, u, prefix string) {
 	base := httpBase(t, u)
 	resp, err := http.Get(base + "/v1/schema")
 	if err != nil {

@@ -1,0 +1,56 @@
+package server_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/quarry-rag/quarry/internal/pgtest"
+	"github.com/quarry-rag/quarry/keys"
+	_ "github.com/quarry-rag/quarry/store/postgres"
+)
+
+// TestTwoServersOneStore runs two servers, each with its own knowledge
+// base and store connection, over one PostgreSQL or Weaviate store — the
+// shape of stateless `quarry serve` replicas behind a load balancer — and
+// shows a write through one is read through the other at once.
+func TestTwoServersOneStore(t *testing.T) {
+	stores := map[string]func(t *testing.T) string{
+		"postgres": func(t *testing.T) string { return pgtest.FreshDSN(t) },
+		"weaviate": func(t *testing.T) string {
+			u := os.Getenv("QUARRY_TEST_WEAVIATE_URL")
+			if u == "" {
+				t.Skip("QUARRY_TEST_WEAVIATE_URL is not set: `. scripts/weaviate.sh; weaviate_up 1`")
+			}
+			var r [4]byte
+			_, _ = rand.Read(r[:])
+			prefix := "S" + strings.ToUpper(hex.EncodeToString(r[:]))
+			t.Cleanup(func() { dropClasses(t, "http://"+strings.TrimPrefix(u, "weaviate://"), prefix) })
+			return u + "?prefix=" + prefix
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			url := open(t)
+			a := newFixture(t, func(c *config) { c.store = url })
+			b := newFixture(t, func(c *config) { c.store = url })
+			wa := mustKey(t, a.keys, keys.Spec{Permission: keys.PermWrite})
+			rb := mustKey(t, b.keys, keys.Spec{Permission: keys.PermRead})
+			expect(t, "write through a", a.do(t, "POST", "/v1/collections/shop/objects", wa,
+				map[string]any{"id": "p-1", "title": "Kettle", "price": 30}), 200, "")
+			r := b.do(t, "POST", "/v1/collections/shop/search", rb, map[string]any{"query": "kettle", "mode": "keyword"})
+			expect(t, "search through b", r, 200, "")
+			if !strings.Contains(r.raw, "Kettle") {
+				t.Errorf("a write through one server is not read through the other: %s", r.raw)
+			}
+			expect(t, "replace through a", a.do(t, "POST", "/v1/collections/shop/objects", wa,
+				map[string]any{"id": "p-1", "title": "Kettle", "price": 25}), 200, "")
+			r = b.do(t, "POST", "/v1/collections/shop/search", rb, map[string]any{"query": "kettle", "mode": "keyword"})
+			if !strings.Contains(r.raw, "price: 25") || strings.Contains(r.raw, "price: 30") {
+				t.Errorf("the other server reads a replaced object's old version: %s", r.raw)
+			}
+		})
+	}
+}
