@@ -6,12 +6,15 @@
 #   . scripts/weaviate.sh
 #   weaviate_up 1      one node on :8081; exports QUARRY_TEST_WEAVIATE_URL
 #   weaviate_up 3      three nodes on :8091-8093 (one Raft cluster); exports
-#                      QUARRY_TEST_WEAVIATE_CLUSTER_URL (3 shards, 3 replicas)
-#                      and QUARRY_TEST_WEAVIATE_ROOT
+#                      QUARRY_TEST_WEAVIATE_CLUSTER_URL (3 shards, 3 replicas);
+#                      the node-failure test also wants QUARRY_TEST_WEAVIATE_ROOT=$WVROOT
+#                      (it kills nodes, so nothing else may use the cluster meanwhile)
 #   weaviate_kill N    SIGKILL node N of the cluster (1-3)
 #   weaviate_start N   start node N of the cluster again
 #   weaviate_down      stop every node this script started
 #
+# Replicas compare their contents every 5 s (Weaviate's default is 30 s), so
+# a node that was down catches up within a test's patience.
 # Sourcing turns on set -euo pipefail. WEAVIATE_VERSION, WEAVIATE_CACHE and
 # WVROOT (data and logs) can be set before sourcing.
 set -euo pipefail
@@ -42,7 +45,7 @@ _weaviate_node() {
   mkdir -p "$WVROOT/$name"
   env PERSISTENCE_DATA_PATH="$WVROOT/$name/data" \
     AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=true DEFAULT_VECTORIZER_MODULE=none DISABLE_TELEMETRY=true \
-    LIMIT_RESOURCES=true GOMAXPROCS=2 \
+    LIMIT_RESOURCES=true GOMAXPROCS=2 ASYNC_REPLICATION_FREQUENCY=5s \
     CLUSTER_HOSTNAME="$name" CLUSTER_ADVERTISE_ADDR=127.0.0.1 CLUSTER_IN_LOCALHOST=true \
     CLUSTER_GOSSIP_BIND_PORT="$gossip" CLUSTER_DATA_BIND_PORT="$data" CLUSTER_JOIN="$join" \
     RAFT_PORT="$raft" RAFT_INTERNAL_RPC_PORT="$rpc" RAFT_JOIN="$raftjoin" RAFT_BOOTSTRAP_EXPECT="$expect" \
@@ -60,10 +63,17 @@ _weaviate_node() {
   echo "weaviate node $name not ready after 120 s:"; tail -20 "$WVROOT/$name/log"; return 1
 }
 
-# _cluster_node N: node N (1-3) of the three-node cluster.
+# _cluster_node N [rejoin]: node N (1-3) of the three-node cluster. A node
+# started again joins through the other two, since any of them may be the
+# one still up.
 _cluster_node() {
   local n=$1 join=""
   [ "$n" -gt 1 ] && join=127.0.0.1:7210
+  if [ "${2:-}" = rejoin ]; then
+    local m
+    join=""
+    for m in 1 2 3; do [ "$m" != "$n" ] && join="$join${join:+,}127.0.0.1:$((7200 + 10 * m))"; done
+  fi
   _weaviate_node "c$n" $((8090 + n)) $((7200 + 10 * n)) $((7201 + 10 * n)) $((8400 + 10 * n)) $((8401 + 10 * n)) $((50060 + n)) 3 \
     "$join" "c1:8410,c2:8420,c3:8430"
 }
@@ -94,14 +104,13 @@ weaviate_up() {
     _cluster_node 3
     wait $p1 $p2
     QUARRY_TEST_WEAVIATE_CLUSTER_URL="weaviate://127.0.0.1:8091?shards=3&replicas=3"
-    QUARRY_TEST_WEAVIATE_ROOT=$WVROOT # where the nodes' pid files are, for the node-failure test
-    export QUARRY_TEST_WEAVIATE_CLUSTER_URL QUARRY_TEST_WEAVIATE_ROOT
+    export QUARRY_TEST_WEAVIATE_CLUSTER_URL
     echo "weaviate cluster up: $QUARRY_TEST_WEAVIATE_CLUSTER_URL ($((SECONDS - s)) s)"
   fi
 }
 
 weaviate_kill() { kill -9 "$(cat "$WVROOT/c$1/pid")" 2>/dev/null || true; }
-weaviate_start() { _cluster_node "$1"; }
+weaviate_start() { _cluster_node "$1" rejoin; }
 
 weaviate_down() {
   local f
