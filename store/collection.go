@@ -276,6 +276,13 @@ func branchHits(docs []*document.Document, explain, vector bool) []Hit {
 	return hits
 }
 
+// Title is the text keyword search scores as a document's title, beside
+// its content, on every store: its "title" metadata when that is a string.
+func Title(d *document.Document) string {
+	t, _ := d.Metadata["title"].(string)
+	return t
+}
+
 // SortDocuments orders documents by score descending, then id ascending:
 // the order every store returns (SEMANTICS §1).
 func SortDocuments(docs []*document.Document) {

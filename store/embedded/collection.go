@@ -92,17 +92,10 @@ func (c *coll) add(d *document.Document) error {
 	c.ids[d.ID] = id
 	c.live.Add(id)
 	c.meta.add(id, d)
-	if err := c.kw.Add(id, bm25.Doc{ID: d.ID, Title: Title(d), Text: d.Content}); err != nil {
+	if err := c.kw.Add(id, bm25.Doc{ID: d.ID, Title: store.Title(d), Text: d.Content}); err != nil {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
 	return nil
-}
-
-// Title is the text scored as a document's title by keyword search: its
-// "title" metadata when that is a string.
-func Title(d *document.Document) string {
-	t, _ := d.Metadata["title"].(string)
-	return t
 }
 
 // remove unindexes a document; unknown ids are ignored.

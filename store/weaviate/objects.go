@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/store"
 )
 
 // object is one Weaviate object as the batch endpoint takes it.
@@ -158,7 +159,7 @@ func (b *Backend) docObject(c *collection, d *document.Document, t *txn) (object
 		"q_source": wrap(sourceKey(d.SourceType, d.SourceName)),
 		"q_stype":  wrap(d.SourceType),
 		"q_sname":  wrap(d.SourceName),
-		"q_terms":  strings.Join(c.analyzer.Analyze(d.Content), " "),
+		"q_terms":  keywordTerms(c, d),
 		"q_doc":    string(doc),
 	}
 	if c.cfg.Schema != nil {
@@ -171,6 +172,17 @@ func (b *Backend) docObject(c *collection, d *document.Document, t *txn) (object
 		}
 	}
 	return object{Class: c.class, ID: objectID(c.cfg.Name, d.ID, t.rec.Txn), Vector: d.Embedding, Properties: props}, nil
+}
+
+// keywordTerms are the terms BM25 scores a document by: its title's and
+// its content's, as the embedded store's index counts them (a title term
+// weighs as much as a content term).
+func keywordTerms(c *collection, d *document.Document) string {
+	terms := c.analyzer.Analyze(d.Content)
+	if t := store.Title(d); t != "" {
+		terms = append(c.analyzer.Analyze(t), terms...)
+	}
+	return strings.Join(terms, " ")
 }
 
 // storedValue is a validated metadata value as its typed property holds it.

@@ -3,11 +3,13 @@ package weaviate
 import (
 	"cmp"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -166,8 +168,8 @@ func (b *Backend) SearchRequest(ctx context.Context, coll string, req store.Sear
 	return res[0], nil
 }
 
-// SearchHybrid implements store.HybridSearcher: both branches run in one
-// GraphQL request over one snapshot, and Quarry fuses them, so scores are
+// SearchHybrid implements store.HybridSearcher: both branches run at once
+// over one snapshot, and Quarry fuses them, so scores are
 // the same as on every other store (SEMANTICS §5).
 func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.SearchRequest) ([]store.Hit, error) {
 	c, err := b.get(ctx, coll)
@@ -196,8 +198,7 @@ type branch struct {
 // at the cut are ordered by id as on every store, not by the engine.
 const tieSlack = 16
 
-// search runs branches over one snapshot, in one request. A branch whose
-// k-th score ties with its last returned one asks again for more.
+// search runs branches over one snapshot.
 func (b *Backend) search(ctx context.Context, c *collection, f filter.Expr, vectors bool, branches []branch) ([][]*document.Document, error) {
 	cf, err := userFilter(c, f)
 	if err != nil {
@@ -222,54 +223,53 @@ func (b *Backend) search(ctx context.Context, c *collection, f filter.Expr, vect
 			limits[i] = min(br.k+tieSlack, maxResults)
 			todo = append(todo, i)
 		}
-		for len(todo) > 0 {
-			var q strings.Builder
-			q.WriteString("{Get{")
-			for _, i := range todo {
-				br := branches[i]
-				var rank string
-				if br.vector != nil {
-					rank = "nearVector:{vector:" + vectorLiteral(br.vector) + "}"
-				} else {
-					terms, _ := json.Marshal(strings.Join(br.terms, " "))
-					rank = `bm25:{query:` + string(terms) + `,properties:["q_terms"]}`
-				}
-				fmt.Fprintf(&q, "b%d:%s(%s,where:%s,limit:%d%s){%s}", i, c.class, rank, w, limits[i], b.gqlConsistency(), hitFields(vectors))
-			}
-			q.WriteString("}}")
-			var data struct {
-				Get map[string][]hit `json:"Get"`
-			}
-			if err := b.c.graphql(ctx, q.String(), &data); err != nil {
-				return err
-			}
-			var again []int
-			for _, i := range todo {
-				br := branches[i]
-				score := keywordScore
-				if br.vector != nil {
-					score = vectorScore
-				}
-				docs, n, err := newest(data.Get["b"+strconv.Itoa(i)], score)
-				if err != nil {
-					return err
-				}
-				store.SortDocuments(docs)
-				if n == limits[i] && limits[i] < maxResults && len(docs) > br.k && docs[br.k-1].Score == docs[len(docs)-1].Score {
-					limits[i] = min(4*limits[i], maxResults)
-					again = append(again, i)
-					continue
-				}
-				if len(docs) > br.k {
-					docs = docs[:br.k]
-				}
-				out[i] = docs
-			}
-			todo = again
+		// Each branch is a request of its own, run at the same time: the
+		// server resolves the fields of one GraphQL request one after
+		// another, so one request with both would take their sum.
+		var wg sync.WaitGroup
+		errs := make([]error, len(branches))
+		for _, i := range todo {
+			wg.Go(func() { out[i], errs[i] = b.rankBranch(ctx, c, branches[i], w, limits[i], vectors) })
 		}
-		return nil
+		wg.Wait()
+		return errors.Join(errs...)
 	})
 	return out, err
+}
+
+// rankBranch runs one ranked branch, asking again for more results while
+// its k-th score ties with its last one.
+func (b *Backend) rankBranch(ctx context.Context, c *collection, br branch, w string, limit int, vectors bool) ([]*document.Document, error) {
+	var rank string
+	score := keywordScore
+	if br.vector != nil {
+		rank, score = "nearVector:{vector:"+vectorLiteral(br.vector)+"}", vectorScore
+	} else {
+		terms, _ := json.Marshal(strings.Join(br.terms, " "))
+		rank = `bm25:{query:` + string(terms) + `,properties:["q_terms"]}`
+	}
+	for {
+		q := fmt.Sprintf("{Get{%s(%s,where:%s,limit:%d%s){%s}}}", c.class, rank, w, limit, b.gqlConsistency(), hitFields(vectors))
+		var data struct {
+			Get map[string][]hit `json:"Get"`
+		}
+		if err := b.c.graphql(ctx, q, &data); err != nil {
+			return nil, err
+		}
+		docs, n, err := newest(data.Get[c.class], score)
+		if err != nil {
+			return nil, err
+		}
+		store.SortDocuments(docs)
+		if n == limit && limit < maxResults && len(docs) > br.k && docs[br.k-1].Score == docs[len(docs)-1].Score {
+			limit = min(4*limit, maxResults)
+			continue
+		}
+		if len(docs) > br.k {
+			docs = docs[:br.k]
+		}
+		return docs, nil
+	}
 }
 
 func vectorScore(h hit) (float64, error) {
