@@ -219,6 +219,8 @@ type hit struct {
 		Distance *float64  `json:"distance"`
 		Score    string    `json:"score"`
 		Vector   []float32 `json:"vector"`
+		// ExplainScore is asked for by Weaviate's own hybrid only.
+		ExplainScore string `json:"explainScore"`
 	} `json:"_additional"`
 }
 

@@ -176,6 +176,10 @@ func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.Searc
 	if err != nil {
 		return nil, err
 	}
+	terms := c.analyzer.Analyze(req.Query)
+	if b.opts.NativeHybrid && len(terms) > 0 {
+		return b.nativeHybrid(ctx, c, req, terms)
+	}
 	k := 2 * req.TopK
 	res, err := b.search(ctx, c, req.Filter, req.Vectors, []branch{
 		{vector: req.Embedding, k: k},

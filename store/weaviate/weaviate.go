@@ -22,7 +22,7 @@
 // then explicit and checked against Weaviate's published OpenAPI document,
 // and the module does not pull in the client's gRPC and OpenAPI runtime.
 //
-// URL: weaviate://[:API_KEY@]host:port[?consistency=QUORUM&replicas=N&shards=N&prefix=Quarry&tls=1].
+// URL: weaviate://[:API_KEY@]host:port[?consistency=QUORUM&replicas=N&shards=N&prefix=Quarry&hybrid=weaviate&tls=1].
 // Importing the package registers the "weaviate" scheme.
 package weaviate
 
@@ -63,6 +63,11 @@ type Options struct {
 	// Prefix starts every class name this store creates ("Quarry" when
 	// empty), so several knowledge bases can share one Weaviate.
 	Prefix string
+	// NativeHybrid fuses hybrid searches with Weaviate's own hybrid
+	// (rankedFusion for RRF, relativeScoreFusion for convex) in one
+	// request, instead of Quarry's fusion of the two branches: scores are
+	// then Weaviate's, not those of every other store.
+	NativeHybrid bool
 }
 
 // Backend is the Weaviate store.Backend.
@@ -98,6 +103,13 @@ func Open(ctx context.Context, rawURL string) (*Backend, error) {
 			}
 			*dst = n
 		}
+	}
+	switch h := q.Get("hybrid"); h {
+	case "", "quarry":
+	case "weaviate":
+		opts.NativeHybrid = true
+	default:
+		return nil, fmt.Errorf("weaviate: hybrid=%q: want quarry or weaviate", h)
 	}
 	scheme := "http"
 	if tls := q.Get("tls"); tls == "1" || tls == "true" {

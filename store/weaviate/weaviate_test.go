@@ -5,11 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
 	"github.com/quarry-rag/quarry/store/storetest"
 	"github.com/quarry-rag/quarry/store/weaviate"
@@ -103,9 +106,69 @@ func TestOpenRefusesBadURLs(t *testing.T) {
 		"weaviate://h:1?replicas=0",
 		"weaviate://h:1?shards=x",
 		"weaviate://h:1?prefix=lower",
+		"weaviate://h:1?hybrid=magic",
 	} {
 		if _, err := weaviate.Open(context.Background(), u); err == nil {
 			t.Errorf("%s: opened", u)
 		}
+	}
+}
+
+// TestNativeHybrid: with hybrid=weaviate, hybrid search is Weaviate's own
+// fusion: filtered, ordered, explained from explainScore, and scored as
+// Weaviate's rankedFusion scores (at most 1/60 with the weights summing to
+// one), not Quarry's.
+func TestNativeHybrid(t *testing.T) {
+	base := serverURL(t, "QUARRY_TEST_WEAVIATE_URL")
+	s := openFresh(t, base+"?hybrid=weaviate")
+	defer s.Close()
+	c, err := s.CreateCollection(t.Context(), store.CollectionConfig{Name: "docs", Schema: storetest.Schema(), Model: storetest.Model(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []*document.Document
+	for i, text := range []string{"refunds are paid in five days", "shipping takes two days", "returns are accepted, refunds follow", "privacy matters"} {
+		d := document.New(text)
+		d.ID = fmt.Sprintf("d%d", i)
+		d.Embedding = []float32{float32(i), 1}
+		d.Metadata = map[string]any{"tenant": "acme", "year": int64(2020 + i)}
+		docs = append(docs, d)
+	}
+	if err := c.Upsert(t.Context(), docs); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := c.Search(t.Context(), store.SearchRequest{Query: "refunds", Embedding: []float32{3, 1}, Explain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 {
+		t.Fatal("no hits")
+	}
+	for i, h := range hits {
+		if h.Doc.Score <= 0 || h.Doc.Score > 1.0/60+1e-6 {
+			t.Errorf("hit %s: score %v is not a rankedFusion score", h.Doc.ID, h.Doc.Score)
+		}
+		if i > 0 && store.Less(h.Doc, hits[i-1].Doc) {
+			t.Error("hits out of order")
+		}
+		if h.Explain == nil || h.Explain.Vector == nil || h.Explain.Vector.Rank < 1 {
+			t.Errorf("hit %s: explanation %+v", h.Doc.ID, h.Explain)
+		}
+	}
+	if e := hits[0].Explain; e.Keyword == nil || e.Keyword.Rank < 1 {
+		t.Errorf("top hit %s has no keyword rank: %+v", hits[0].Doc.ID, e)
+	}
+	filtered, err := c.Search(t.Context(), store.SearchRequest{Query: "refunds", Embedding: []float32{3, 1}, Filter: filter.Lte("year", 2021)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range filtered {
+		if y := h.Doc.Metadata["year"].(int64); y > 2021 {
+			t.Errorf("hit %s of year %d outside the filter", h.Doc.ID, y)
+		}
+	}
+	convex, err := c.Search(t.Context(), store.SearchRequest{Query: "refunds", Embedding: []float32{3, 1}, Fusion: store.Fusion{Method: store.FusionConvex, Alpha: 0.3}})
+	if err != nil || len(convex) == 0 || convex[0].Doc.Score > 1+1e-6 {
+		t.Errorf("convex: %v %v", convex, err)
 	}
 }
