@@ -2,8 +2,6 @@ package server_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -20,6 +18,7 @@ import (
 	"time"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/internal/weaviatetest"
 	"github.com/quarry-rag/quarry/keys"
 	_ "github.com/quarry-rag/quarry/store/weaviate"
 )
@@ -49,19 +48,17 @@ func (p *phaseStats) String() string {
 // searches answered during the outage, and that the restarted node caught
 // up. scripts/weaviate.sh sets the variables (weaviate_up 3).
 func TestWeaviateNodeFailure(t *testing.T) {
-	base, root := os.Getenv("QUARRY_TEST_WEAVIATE_CLUSTER_URL"), os.Getenv("QUARRY_TEST_WEAVIATE_ROOT")
-	if base == "" || root == "" {
-		t.Skip("QUARRY_TEST_WEAVIATE_CLUSTER_URL and QUARRY_TEST_WEAVIATE_ROOT are not set: start a cluster with `. scripts/weaviate.sh; weaviate_up 3`")
+	root := os.Getenv("QUARRY_TEST_WEAVIATE_ROOT")
+	if root == "" {
+		t.Skip("QUARRY_TEST_WEAVIATE_ROOT is not set: this test kills cluster nodes, so .ci/run runs it alone, after `weaviate_up 3`, with QUARRY_TEST_WEAVIATE_ROOT=$WVROOT")
 	}
+	base := weaviatetest.URL(t, weaviatetest.ClusterEnv)
 	if testing.Short() {
 		t.Skip("the node-failure test takes about half a minute")
 	}
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	prefix := "F" + strings.ToUpper(hex.EncodeToString(r[:]))
-	f := newFixture(t, func(c *config) { c.store = base + "&prefix=" + prefix })
-	http1 := "http://" + strings.Split(strings.TrimPrefix(base, "weaviate://"), "?")[0]
-	t.Cleanup(func() { dropClasses(t, http1, prefix) })
+	fresh := weaviatetest.Fresh(t, base)
+	prefix := fresh[strings.LastIndex(fresh, "prefix=")+len("prefix="):]
+	f := newFixture(t, func(c *config) { c.store = fresh })
 	writer := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite})
 
 	const before, outage, after = 0, 1, 2
@@ -257,29 +254,4 @@ func chunksOn(base, class string, ids []string) (int, error) {
 		}
 	}
 	return len(seen), nil
-}
-
-func dropClasses(t *testing.T, base, prefix string) {
-	resp, err := http.Get(base + "/v1/schema")
-	if err != nil {
-		t.Logf("list classes: %v", err)
-		return
-	}
-	defer resp.Body.Close()
-	var schema struct {
-		Classes []struct {
-			Class string `json:"class"`
-		} `json:"classes"`
-	}
-	if json.NewDecoder(resp.Body).Decode(&schema) != nil {
-		return
-	}
-	for _, c := range schema.Classes {
-		if strings.HasPrefix(c.Class, prefix) {
-			req, _ := http.NewRequest(http.MethodDelete, base+"/v1/schema/"+c.Class, nil)
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}
-	}
 }

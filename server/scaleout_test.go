@@ -1,13 +1,11 @@
 package server_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/quarry-rag/quarry/internal/pgtest"
+	"github.com/quarry-rag/quarry/internal/weaviatetest"
 	"github.com/quarry-rag/quarry/keys"
 	_ "github.com/quarry-rag/quarry/store/postgres"
 )
@@ -20,15 +18,7 @@ func TestTwoServersOneStore(t *testing.T) {
 	stores := map[string]func(t *testing.T) string{
 		"postgres": func(t *testing.T) string { return pgtest.FreshDSN(t) },
 		"weaviate": func(t *testing.T) string {
-			u := os.Getenv("QUARRY_TEST_WEAVIATE_URL")
-			if u == "" {
-				t.Skip("QUARRY_TEST_WEAVIATE_URL is not set: `. scripts/weaviate.sh; weaviate_up 1`")
-			}
-			var r [4]byte
-			_, _ = rand.Read(r[:])
-			prefix := "S" + strings.ToUpper(hex.EncodeToString(r[:]))
-			t.Cleanup(func() { dropClasses(t, "http://"+strings.TrimPrefix(u, "weaviate://"), prefix) })
-			return u + "?prefix=" + prefix
+			return weaviatetest.Fresh(t, weaviatetest.URL(t, weaviatetest.NodeEnv))
 		},
 	}
 	for name, open := range stores {

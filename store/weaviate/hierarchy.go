@@ -57,36 +57,14 @@ func (b *Backend) hierRows(ctx context.Context, coll, kind string) ([]string, er
 	var out []string
 	err := b.read(ctx, hierColl(coll), func(s snapshot) error {
 		out = out[:0]
-		after := ""
-		for {
-			w := and(where{"path": []any{"coll"}, "operator": "Equal", "valueText": coll},
-				where{"path": []any{"kind"}, "operator": "Equal", "valueText": kind}, s.visible(false))
-			if after != "" {
-				w = and(where{"path": []any{"q_chunk"}, "operator": "GreaterThan", "valueText": after}, w)
-			}
-			ws, err := gqlValue(w)
-			if err != nil {
-				return err
-			}
-			var data struct {
-				Get map[string][]struct {
-					Key  string `json:"q_chunk"`
-					Body string `json:"body"`
-				} `json:"Get"`
-			}
-			q := fmt.Sprintf(`{Get{%s(where:%s,sort:[{path:["q_chunk"],order:asc}],limit:%d%s){q_chunk body}}}`, b.hierClass(), ws, maxResults, b.gqlConsistency())
-			if err := b.c.graphql(ctx, q, &data); err != nil {
-				return err
-			}
-			rows := data.Get[b.hierClass()]
+		w := and(where{"path": []any{"coll"}, "operator": "Equal", "valueText": coll},
+			where{"path": []any{"kind"}, "operator": "Equal", "valueText": kind}, s.visible(false))
+		return b.sorted(ctx, b.hierClass(), w, "q_chunk", "body", func(rows []map[string]json.RawMessage) error {
 			for _, r := range rows {
-				out = append(out, r.Body)
+				out = append(out, text(r, "body"))
 			}
-			if len(rows) < maxResults {
-				return nil
-			}
-			after = rows[len(rows)-1].Key
-		}
+			return nil
+		})
 	})
 	return out, err
 }

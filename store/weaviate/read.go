@@ -317,6 +317,48 @@ func (b *Backend) Scan(ctx context.Context, coll string, after string, limit int
 	return docs, err
 }
 
+// sorted reads a class's objects matching w in the order of the text
+// property key, a page of maxResults at a time, passing each page to fn as
+// raw objects (key and fields selected). The key is selected too: a
+// sharded class is sorted by the merging node from the selected values.
+func (b *Backend) sorted(ctx context.Context, class string, w where, key, fields string, fn func([]map[string]json.RawMessage) error) error {
+	after := ""
+	for {
+		pw := w
+		if after != "" {
+			pw = and(where{"path": []any{key}, "operator": "GreaterThan", "valueText": after}, w)
+		}
+		ws, err := gqlValue(pw)
+		if err != nil {
+			return err
+		}
+		q := fmt.Sprintf(`{Get{%s(where:%s,sort:[{path:[%q],order:asc}],limit:%d%s){%s %s}}}`, class, ws, key, maxResults, b.gqlConsistency(), key, fields)
+		var data struct {
+			Get map[string][]map[string]json.RawMessage `json:"Get"`
+		}
+		if err := b.c.graphql(ctx, q, &data); err != nil {
+			return err
+		}
+		rows := data.Get[class]
+		if err := fn(rows); err != nil {
+			return err
+		}
+		if len(rows) < maxResults {
+			return nil
+		}
+		if err := json.Unmarshal(rows[len(rows)-1][key], &after); err != nil {
+			return fmt.Errorf("weaviate: page key: %w", err)
+		}
+	}
+}
+
+// text decodes a text property of a raw object.
+func text(row map[string]json.RawMessage, prop string) string {
+	var s string
+	_ = json.Unmarshal(row[prop], &s)
+	return s
+}
+
 // Sources implements store.SourceSyncer.
 func (b *Backend) Sources(ctx context.Context, coll string) ([]store.SourceState, error) {
 	if _, err := b.get(ctx, coll); err != nil {
@@ -327,30 +369,11 @@ func (b *Backend) Sources(ctx context.Context, coll string) ([]store.SourceState
 		out = out[:0]
 		seqs := map[document.Source]int64{}
 		pos := map[document.Source]int{}
-		after := ""
-		for {
-			w := and(where{"path": []any{"coll"}, "operator": "Equal", "valueText": coll}, s.visible(true))
-			if after != "" {
-				w = and(where{"path": []any{"q_source"}, "operator": "GreaterThan", "valueText": after}, w)
-			}
-			ws, err := gqlValue(w)
-			if err != nil {
-				return err
-			}
-			var data struct {
-				Get map[string][]struct {
-					Source string `json:"q_source"`
-					State  string `json:"q_state"`
-				} `json:"Get"`
-			}
-			q := fmt.Sprintf(`{Get{%s(where:%s,sort:[{path:["q_source"],order:asc}],limit:%d%s){q_source q_state}}}`, b.sourcesClass(), ws, maxResults, b.gqlConsistency())
-			if err := b.c.graphql(ctx, q, &data); err != nil {
-				return err
-			}
-			rows := data.Get[b.sourcesClass()]
+		w := and(where{"path": []any{"coll"}, "operator": "Equal", "valueText": coll}, s.visible(true))
+		return b.sorted(ctx, b.sourcesClass(), w, "q_source", "q_state", func(rows []map[string]json.RawMessage) error {
 			for _, r := range rows {
 				var st storedState
-				if err := json.Unmarshal([]byte(r.State), &st); err != nil {
+				if err := json.Unmarshal([]byte(text(r, "q_state")), &st); err != nil {
 					return fmt.Errorf("weaviate: source state: %w", err)
 				}
 				if i, dup := pos[st.Source]; dup {
@@ -362,11 +385,8 @@ func (b *Backend) Sources(ctx context.Context, coll string) ([]store.SourceState
 				pos[st.Source], seqs[st.Source] = len(out), st.Seq
 				out = append(out, st.SourceState)
 			}
-			if len(rows) < maxResults {
-				return nil
-			}
-			after = rows[len(rows)-1].Source
-		}
+			return nil
+		})
 	})
 	slices.SortFunc(out, func(a, b store.SourceState) int {
 		return cmp.Or(cmp.Compare(a.Source.Type, b.Source.Type), cmp.Compare(a.Source.Name, b.Source.Name))

@@ -106,30 +106,11 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 	var out []store.Turn
 	err := b.read(ctx, threadsColl, func(s snapshot) error {
 		out = out[:0]
-		after := ""
-		for {
-			w := and(where{"path": []any{"thread"}, "operator": "Equal", "valueText": wrap(thread)}, s.visible(false))
-			if after != "" {
-				w = and(where{"path": []any{"q_key"}, "operator": "GreaterThan", "valueText": after}, w)
-			}
-			ws, err := gqlValue(w)
-			if err != nil {
-				return err
-			}
-			var data struct {
-				Get map[string][]struct {
-					Key  string `json:"q_key"`
-					Body string `json:"body"`
-				} `json:"Get"`
-			}
-			q := fmt.Sprintf(`{Get{%s(where:%s,sort:[{path:["q_key"],order:asc}],limit:%d%s){q_key body}}}`, b.turnsClass(), ws, maxResults, b.gqlConsistency())
-			if err := b.c.graphql(ctx, q, &data); err != nil {
-				return err
-			}
-			rows := data.Get[b.turnsClass()]
+		w := and(where{"path": []any{"thread"}, "operator": "Equal", "valueText": wrap(thread)}, s.visible(false))
+		return b.sorted(ctx, b.turnsClass(), w, "q_key", "body", func(rows []map[string]json.RawMessage) error {
 			for _, r := range rows {
 				var st storedTurn
-				if err := json.Unmarshal([]byte(r.Body), &st); err != nil {
+				if err := json.Unmarshal([]byte(text(r, "body")), &st); err != nil {
 					return fmt.Errorf("weaviate: thread %s: turn: %w", thread, err)
 				}
 				turn := store.Turn{Seq: len(out) + 1, Role: st.Role, Content: st.Content, Created: st.Created}
@@ -138,11 +119,8 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 				}
 				out = append(out, turn)
 			}
-			if len(rows) < maxResults {
-				return nil
-			}
-			after = rows[len(rows)-1].Key
-		}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -2,89 +2,28 @@ package weaviate_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/internal/weaviatetest"
 	"github.com/quarry-rag/quarry/store"
 	"github.com/quarry-rag/quarry/store/storetest"
 	"github.com/quarry-rag/quarry/store/weaviate"
 )
 
-// serverURL is a Weaviate under test: QUARRY_TEST_WEAVIATE_URL names one
-// node (weaviate://host:port), QUARRY_TEST_WEAVIATE_CLUSTER_URL a cluster
-// (with shards=N&replicas=N); the tests skip without them.
-func serverURL(t testing.TB, env string) string {
-	t.Helper()
-	u := os.Getenv(env)
-	if u == "" {
-		t.Skipf("%s is not set: start Weaviate with scripts/weaviate.sh (`. scripts/weaviate.sh; weaviate_up 1` for one node, `weaviate_up 3` for a cluster), which sets it", env)
-	}
-	return u
-}
+func serverURL(t testing.TB, env string) string { return weaviatetest.URL(t, env) }
 
 // openFresh opens the server under a class prefix of its own, so each
-// test starts empty, and drops that prefix's classes afterwards.
+// test starts empty.
 func openFresh(t testing.TB, base string) *store.Store {
 	t.Helper()
-	var r [5]byte
-	_, _ = rand.Read(r[:])
-	prefix := "T" + strings.ToUpper(hex.EncodeToString(r[:]))
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	s, err := store.Open(context.Background(), base+sep+"prefix="+prefix)
+	s, err := store.Open(context.Background(), weaviatetest.Fresh(t, base))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { dropPrefix(t, base, prefix) })
 	return s
-}
-
-func httpBase(t testing.TB, u string) string {
-	host := strings.TrimPrefix(u, "weaviate://")
-	host, _, _ = strings.Cut(host, "?")
-	if _, h, ok := strings.Cut(host, "@"); ok {
-		host = h
-	}
-	return "http://" + host
-}
-
-func dropPrefix(t testing.TB, u, prefix string) {
-	base := httpBase(t, u)
-	resp, err := http.Get(base + "/v1/schema")
-	if err != nil {
-		t.Errorf("list classes: %v", err)
-		return
-	}
-	defer resp.Body.Close()
-	var schema struct {
-		Classes []struct {
-			Class string `json:"class"`
-		} `json:"classes"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&schema); err != nil {
-		t.Errorf("list classes: %v", err)
-		return
-	}
-	for _, c := range schema.Classes {
-		if strings.HasPrefix(c.Class, prefix) {
-			req, _ := http.NewRequest(http.MethodDelete, base+"/v1/schema/"+c.Class, nil)
-			if resp, err := http.DefaultClient.Do(req); err != nil {
-				t.Errorf("drop %s: %v", c.Class, err)
-			} else {
-				resp.Body.Close()
-			}
-		}
-	}
 }
 
 func TestConformance(t *testing.T) {
