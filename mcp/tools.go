@@ -342,9 +342,6 @@ func (s *Server) index(ctx context.Context, req *sdk.CallToolRequest, in IndexIn
 	if err != nil {
 		return nil, out, err
 	}
-	if len(in.Paths) == 0 {
-		return nil, out, errors.New("paths is empty: give at least one file or folder")
-	}
 	paths, err := s.confineAll(in.Paths)
 	if err != nil {
 		return nil, out, err
@@ -509,9 +506,6 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	}
 	if sc.Filter != nil || sc.NoServerPaths {
 		return nil, out, fmt.Errorf("ingestion of server folders is not open to this client (a scope filter, or a key below admin): add texts with %s, with metadata that matches the scope", ToolAddDocuments)
-	}
-	if len(in.Paths) == 0 {
-		return nil, out, errors.New("paths is empty: give at least one file or folder")
 	}
 	paths, err := s.confineAll(in.Paths)
 	if err != nil {

@@ -13,7 +13,8 @@
 #   weaviate_start N   start node N of the cluster again
 #   weaviate_down      stop every node this script started
 #
-# Replicas compare their contents every 5 s (Weaviate's default is 30 s), so
+# Replicas compare their contents every 5 s and hand on writes older than 1 s
+# (Weaviate's defaults: 30 s and 30 s), so
 # a node that was down catches up within a test's patience.
 # Sourcing turns on set -euo pipefail. WEAVIATE_VERSION, WEAVIATE_CACHE and
 # WVROOT (data and logs) can be set before sourcing.
@@ -45,7 +46,7 @@ _weaviate_node() {
   mkdir -p "$WVROOT/$name"
   env PERSISTENCE_DATA_PATH="$WVROOT/$name/data" \
     AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=true DEFAULT_VECTORIZER_MODULE=none DISABLE_TELEMETRY=true \
-    LIMIT_RESOURCES=true GOMAXPROCS=2 ASYNC_REPLICATION_FREQUENCY=5s MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS=5 \
+    LIMIT_RESOURCES=true GOMAXPROCS=2 ASYNC_REPLICATION_FREQUENCY=5s ASYNC_REPLICATION_PROPAGATION_DELAY=1s MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS=5 \
     CLUSTER_HOSTNAME="$name" CLUSTER_ADVERTISE_ADDR=127.0.0.1 CLUSTER_IN_LOCALHOST=true \
     CLUSTER_GOSSIP_BIND_PORT="$gossip" CLUSTER_DATA_BIND_PORT="$data" CLUSTER_JOIN="$join" \
     RAFT_PORT="$raft" RAFT_INTERNAL_RPC_PORT="$rpc" RAFT_JOIN="$raftjoin" RAFT_BOOTSTRAP_EXPECT="$expect" \

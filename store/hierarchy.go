@@ -99,6 +99,45 @@ type HierarchyStore interface {
 	PutLinks(ctx context.Context, coll string, links []Link, replace []string) error
 }
 
+// CheckPutNodes applies PutNodes' rules for stores that keep the rows
+// themselves (the SQL stores have a unique index instead): every non-zero
+// id must be stored (ErrNodeNotFound), and each folder, and the root, has
+// one node, among the stored nodes and the batch (ErrFolderTaken). have
+// is every stored node of the collection.
+func CheckPutNodes(have, nodes []Node) error {
+	key := func(n Node) string {
+		if n.Kind == NodeRoot {
+			return "\x00root"
+		}
+		return n.Folder
+	}
+	stored := make(map[int64]bool, len(have))
+	folders := map[string]int64{}
+	for _, n := range have {
+		stored[n.ID] = true
+		if k := key(n); k != "" {
+			folders[k] = n.ID
+		}
+	}
+	for _, n := range nodes {
+		if n.ID != 0 && !stored[n.ID] {
+			return fmt.Errorf("%w: %d", ErrNodeNotFound, n.ID)
+		}
+		k := key(n)
+		if k == "" {
+			continue
+		}
+		if id, ok := folders[k]; ok && (n.ID == 0 || id != n.ID) {
+			return fmt.Errorf("%w: %q", ErrFolderTaken, n.Folder)
+		}
+		folders[k] = n.ID
+		if n.ID == 0 {
+			folders[k] = -1 // a second new node of this folder is refused too
+		}
+	}
+	return nil
+}
+
 // Hierarchy returns the store's knowledge hierarchy, or ErrUnsupported.
 func (s *Store) Hierarchy() (HierarchyStore, error) {
 	hs, ok := s.b.(HierarchyStore)

@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/quarry-rag/quarry/store"
@@ -65,34 +64,12 @@ func (b *Backend) PutNodes(_ context.Context, coll string, nodes []store.Node) (
 	}
 	h := &c.hier
 	h.init()
-	// Each folder, and the root, has one node (the SQL stores' unique index).
-	key := func(n store.Node) string {
-		if n.Kind == store.NodeRoot {
-			return "\x00root"
-		}
-		return n.Folder
+	have := make([]store.Node, 0, len(h.nodes))
+	for _, n := range h.nodes {
+		have = append(have, n)
 	}
-	folders := map[string]int64{}
-	for id, n := range h.nodes {
-		if k := key(n); k != "" {
-			folders[k] = id
-		}
-	}
-	for _, n := range nodes {
-		if _, ok := h.nodes[n.ID]; n.ID != 0 && !ok {
-			return nil, fmt.Errorf("%w: %d", store.ErrNodeNotFound, n.ID)
-		}
-		k := key(n)
-		if k == "" {
-			continue
-		}
-		if id, ok := folders[k]; ok && (n.ID == 0 || id != n.ID) {
-			return nil, fmt.Errorf("%w: %q", store.ErrFolderTaken, n.Folder)
-		}
-		folders[k] = n.ID
-		if n.ID == 0 {
-			folders[k] = -1 // a second new node of this folder is refused too
-		}
+	if err := store.CheckPutNodes(have, nodes); err != nil {
+		return nil, err
 	}
 	out := make([]store.Node, len(nodes))
 	for i, n := range nodes {

@@ -107,6 +107,28 @@ func (b *Backend) hierWrite(ctx context.Context, coll string, put []hierRow, rem
 	return t.commit(ctx, b.hierClass(), txnRecord{Chunks: keys})
 }
 
+// lockHierarchy takes the collection's hierarchy lock, once the
+// collection is known to exist.
+func (b *Backend) lockHierarchy(ctx context.Context, coll string) (func(), error) {
+	if _, err := b.get(ctx, coll); err != nil {
+		return nil, err
+	}
+	return b.lock(ctx, hierColl(coll))
+}
+
+// lastByID makes the rows of a batch, one per id, the last of an id
+// winning as a replace would; seen holds the ids.
+func lastByID[T any](kind string, vals []T, id func(T) string) (put []hierRow, seen map[string]bool) {
+	seen = map[string]bool{}
+	for i := len(vals) - 1; i >= 0; i-- {
+		if k := id(vals[i]); !seen[k] {
+			seen[k] = true
+			put = append(put, hierRow{kind, k, vals[i]})
+		}
+	}
+	return put, seen
+}
+
 func decodeRows[T any](bodies []string) ([]T, error) {
 	out := make([]T, len(bodies))
 	for i, s := range bodies {
@@ -135,10 +157,7 @@ func (b *Backend) Nodes(ctx context.Context, coll string) ([]store.Node, error) 
 
 // PutNodes implements store.HierarchyStore.
 func (b *Backend) PutNodes(ctx context.Context, coll string, nodes []store.Node) ([]store.Node, error) {
-	if _, err := b.get(ctx, coll); err != nil {
-		return nil, err
-	}
-	unlock, err := b.lock(ctx, hierColl(coll))
+	unlock, err := b.lockHierarchy(ctx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -147,36 +166,8 @@ func (b *Backend) PutNodes(ctx context.Context, coll string, nodes []store.Node)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[int64]store.Node{}
-	// Each folder, and the root, has one node.
-	key := func(n store.Node) string {
-		if n.Kind == store.NodeRoot {
-			return "\x00root"
-		}
-		return n.Folder
-	}
-	folders := map[string]int64{}
-	for _, n := range have {
-		byID[n.ID] = n
-		if k := key(n); k != "" {
-			folders[k] = n.ID
-		}
-	}
-	for _, n := range nodes {
-		if _, ok := byID[n.ID]; n.ID != 0 && !ok {
-			return nil, fmt.Errorf("%w: %d", store.ErrNodeNotFound, n.ID)
-		}
-		k := key(n)
-		if k == "" {
-			continue
-		}
-		if id, ok := folders[k]; ok && (n.ID == 0 || id != n.ID) {
-			return nil, fmt.Errorf("%w: %q", store.ErrFolderTaken, n.Folder)
-		}
-		folders[k] = n.ID
-		if n.ID == 0 {
-			folders[k] = -1 // a second new node of this folder is refused too
-		}
+	if err := store.CheckPutNodes(have, nodes); err != nil {
+		return nil, err
 	}
 	next, err := b.nextNodeID(ctx, coll)
 	if err != nil {
@@ -220,10 +211,7 @@ func (b *Backend) nextNodeID(ctx context.Context, coll string) (int64, error) {
 
 // DeleteNodes implements store.HierarchyStore.
 func (b *Backend) DeleteNodes(ctx context.Context, coll string, ids []int64) (int, error) {
-	if _, err := b.get(ctx, coll); err != nil {
-		return 0, err
-	}
-	unlock, err := b.lock(ctx, hierColl(coll))
+	unlock, err := b.lockHierarchy(ctx, coll)
 	if err != nil {
 		return 0, err
 	}
@@ -280,22 +268,12 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 
 // Attach implements store.HierarchyStore.
 func (b *Backend) Attach(ctx context.Context, coll string, atts []store.Attachment, detach []string) error {
-	if _, err := b.get(ctx, coll); err != nil {
-		return err
-	}
-	unlock, err := b.lock(ctx, hierColl(coll))
+	unlock, err := b.lockHierarchy(ctx, coll)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	put := make([]hierRow, 0, len(atts))
-	seen := map[string]bool{}
-	for i := len(atts) - 1; i >= 0; i-- { // the last attachment of a doc id wins
-		if !seen[atts[i].DocID] {
-			seen[atts[i].DocID] = true
-			put = append(put, hierRow{kindAtt, atts[i].DocID, atts[i]})
-		}
-	}
+	put, seen := lastByID(kindAtt, atts, func(a store.Attachment) string { return a.DocID })
 	var remove [][2]string
 	for _, id := range detach {
 		if !seen[id] {
@@ -320,22 +298,12 @@ func (b *Backend) Links(ctx context.Context, coll string) ([]store.Link, error) 
 
 // PutLinks implements store.HierarchyStore.
 func (b *Backend) PutLinks(ctx context.Context, coll string, links []store.Link, replace []string) error {
-	if _, err := b.get(ctx, coll); err != nil {
-		return err
-	}
-	unlock, err := b.lock(ctx, hierColl(coll))
+	unlock, err := b.lockHierarchy(ctx, coll)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	put := make([]hierRow, 0, len(links))
-	seen := map[string]bool{}
-	for i := len(links) - 1; i >= 0; i-- {
-		if id := linkID(links[i]); !seen[id] {
-			seen[id] = true
-			put = append(put, hierRow{kindLink, id, links[i]})
-		}
-	}
+	put, seen := lastByID(kindLink, links, linkID)
 	var remove [][2]string
 	if len(replace) > 0 {
 		have, err := b.Links(ctx, coll)

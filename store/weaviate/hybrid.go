@@ -17,7 +17,7 @@ import (
 // branch's share of the two weights, convex becomes relativeScoreFusion
 // with the same alpha. Weaviate's rankedFusion counts ranks from 0
 // (weight/(60+rank−1)) and ignores the RRF constant, so its scores are not
-// Quarry's; the order is Weaviate's score, then id.
+// Quarry's; Collection.Search orders them by that score, then id.
 func (b *Backend) nativeHybrid(ctx context.Context, c *collection, req store.SearchRequest, terms []string) ([]store.Hit, error) {
 	cf, err := userFilter(c, req.Filter)
 	if err != nil || cf.t == never {
@@ -46,22 +46,15 @@ func (b *Backend) nativeHybrid(ctx context.Context, c *collection, req store.Sea
 			return err
 		}
 		rows := data.Get[c.class]
-		explains := map[string]string{} // by chunk id
-		for _, r := range rows {
-			if d, _, err := r.document(); err == nil {
-				explains[d.ID] = r.Additional.ExplainScore
-			}
-		}
-		docs, _, err := newest(rows, keywordScore)
+		docs, from, err := newest(rows, keywordScore)
 		if err != nil {
 			return err
 		}
-		store.SortDocuments(docs)
 		hits = hits[:0]
-		for _, d := range docs {
+		for i, d := range docs {
 			h := store.Hit{Doc: d}
 			if req.Explain {
-				h.Explain = explainNative(explains[d.ID], req.Fusion.Method, weights)
+				h.Explain = explainNative(rows[from[i]].Additional.ExplainScore, req.Fusion.Method, weights)
 			}
 			hits = append(hits, h)
 		}

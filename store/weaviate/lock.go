@@ -25,7 +25,7 @@ import (
 const lockLease = time.Minute
 
 func (b *Backend) lockBase(coll string) string {
-	return b.opts.Prefix + "Lock_" + strings.NewReplacer("_", "_0", "-", "_1", "#", "_2", ":", "_3").Replace(coll) + "_"
+	return b.opts.Prefix + "Lock_" + classSafe(coll) + "_"
 }
 
 // lock takes the collection's lock, waiting for a holder, and returns its

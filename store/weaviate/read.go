@@ -29,6 +29,16 @@ func userFilter(c *collection, f filter.Expr) (compiled, error) {
 	return cf, nil
 }
 
+// filtered loads a collection and compiles a filter for it.
+func (b *Backend) filtered(ctx context.Context, coll string, f filter.Expr) (*collection, compiled, error) {
+	c, err := b.get(ctx, coll)
+	if err != nil {
+		return nil, compiled{}, err
+	}
+	cf, err := userFilter(c, f)
+	return c, cf, err
+}
+
 // Get implements store.Searcher.
 func (b *Backend) Get(ctx context.Context, coll string, ids []string) ([]*document.Document, error) {
 	c, err := b.get(ctx, coll)
@@ -91,42 +101,37 @@ func (b *Backend) fetch(ctx context.Context, class string, w where, sort string,
 
 // newest decodes hits, keeping one version per chunk: the newest (two are
 // visible only while a concurrent rewrite of the same chunk settles).
-// score, when set, scores each hit.
-func newest(hits []hit, score func(hit) (float64, error)) ([]*document.Document, int, error) {
+// score, when set, scores each hit; from[i] is the hit docs[i] came from.
+func newest(hits []hit, score func(hit) (float64, error)) (docs []*document.Document, from []int, err error) {
 	seqs := map[string]int64{}
-	var out []*document.Document
 	pos := map[string]int{}
-	for _, h := range hits {
+	for k, h := range hits {
 		d, seq, err := h.document()
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		if score != nil {
 			s, err := score(h)
 			if err != nil {
-				return nil, 0, err
+				return nil, nil, err
 			}
 			d.SetScore(s)
 		}
 		if i, dup := pos[d.ID]; dup {
 			if seq > seqs[d.ID] {
-				out[i], seqs[d.ID] = d, seq
+				docs[i], from[i], seqs[d.ID] = d, k, seq
 			}
 			continue
 		}
-		pos[d.ID], seqs[d.ID] = len(out), seq
-		out = append(out, d)
+		pos[d.ID], seqs[d.ID] = len(docs), seq
+		docs, from = append(docs, d), append(from, k)
 	}
-	return out, len(hits), nil
+	return docs, from, nil
 }
 
 // Count implements store.Searcher.
 func (b *Backend) Count(ctx context.Context, coll string, f filter.Expr) (int, error) {
-	c, err := b.get(ctx, coll)
-	if err != nil {
-		return 0, err
-	}
-	cf, err := userFilter(c, f)
+	c, cf, err := b.filtered(ctx, coll, f)
 	if err != nil || cf.t == never {
 		return 0, err
 	}
@@ -260,12 +265,12 @@ func (b *Backend) rankBranch(ctx context.Context, c *collection, br branch, w st
 		if err := b.c.graphql(ctx, q, &data); err != nil {
 			return nil, err
 		}
-		docs, n, err := newest(data.Get[c.class], score)
+		docs, _, err := newest(data.Get[c.class], score)
 		if err != nil {
 			return nil, err
 		}
 		store.SortDocuments(docs)
-		if n == limit && limit < maxResults && len(docs) > br.k && docs[br.k-1].Score == docs[len(docs)-1].Score {
+		if len(data.Get[c.class]) == limit && limit < maxResults && len(docs) > br.k && docs[br.k-1].Score == docs[len(docs)-1].Score {
 			limit = min(4*limit, maxResults)
 			continue
 		}

@@ -169,7 +169,7 @@ type snapshot struct {
 	recs    map[string]txnRecord
 }
 
-// begin starts a read.
+// snapshot starts a read: it lists the records now.
 func (b *Backend) snapshot(ctx context.Context, coll string) (snapshot, error) {
 	started := time.Now()
 	recs, err := b.records(ctx, coll)

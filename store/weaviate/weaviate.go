@@ -116,8 +116,7 @@ func Open(ctx context.Context, rawURL string) (*Backend, error) {
 		scheme = "https"
 	}
 	key, _ := u.User.Password()
-	c := &client{base: scheme + "://" + u.Host, key: key, http: &http.Client{Timeout: 5 * time.Minute}}
-	return New(ctx, c.base, key, opts)
+	return New(ctx, scheme+"://"+u.Host, key, opts)
 }
 
 // New connects to the Weaviate at base (http://host:port) with an optional
@@ -233,14 +232,20 @@ func (b *Backend) forget(name string) {
 	b.mu.Unlock()
 }
 
-// className maps a collection name to its class. Collection names are
-// lowercase letters, digits, "_" and "-"; "_" becomes "_0" and "-" "_1",
-// so distinct names stay distinct classes.
+// className maps a collection name to its class (see classSafe).
 func (b *Backend) className(name string) string {
-	return b.opts.Prefix + "_" + strings.NewReplacer("_", "_0", "-", "_1").Replace(name)
+	return b.opts.Prefix + "_" + classSafe(name)
 }
 
-// errNotFound is what a missing collection is reported as.
+// classSafe writes a name in class-name characters, keeping distinct
+// names distinct: "_" becomes "_0", "-" "_1", and the "#" and ":" of the
+// internal transaction namespaces "_2" and "_3". Collection names hold only
+// lowercase letters, digits, "_" and "-".
+func classSafe(name string) string {
+	return strings.NewReplacer("_", "_0", "-", "_1", "#", "_2", ":", "_3").Replace(name)
+}
+
+// notFound is what a missing collection is reported as.
 func notFound(name string) error {
 	return fmt.Errorf("%w: %q", store.ErrCollectionNotFound, name)
 }

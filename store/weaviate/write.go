@@ -82,11 +82,7 @@ func (b *Backend) write(ctx context.Context, c *collection, docs []*document.Doc
 // commit hides the matching documents at once (and forgets their sources'
 // hashes, so a later sync rewrites them); the objects go with the cleanup.
 func (b *Backend) Delete(ctx context.Context, coll string, f filter.Expr) (int, error) {
-	c, err := b.get(ctx, coll)
-	if err != nil {
-		return 0, err
-	}
-	cf, err := userFilter(c, f)
+	c, cf, err := b.filtered(ctx, coll, f)
 	if err != nil || cf.t == never {
 		return 0, err
 	}
