@@ -86,6 +86,7 @@ type Backend struct {
 	dir string
 	w   *sql.DB // the single writer connection
 	r   *sql.DB // readers
+	rs  *stmts  // the read path's statements, prepared on r
 	log *slog.Logger
 
 	mu     sync.Mutex // guards colls, loading and closed
@@ -99,6 +100,9 @@ type Backend struct {
 	// beforeLoad, when set, runs as a collection's load begins (tests hold
 	// a load there).
 	beforeLoad func(name string)
+	// indexOnly, set only by tests, ends searches before they read rows,
+	// so a benchmark can report the index's share of a search.
+	indexOnly bool
 
 	ckptRows int
 	ckptAge  time.Duration
@@ -118,15 +122,15 @@ func Open(ctx context.Context, dir string, opt Options) (*Backend, error) {
 	if rd.cache == 0 {
 		rd.cache = DefaultCacheBytes
 	}
-	w, r, err := openDB(ctx, filepath.Join(dir, DBFile), rd)
-	if err != nil {
-		return nil, fmt.Errorf("embedded store: %w", err)
-	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Backend{dir: dir, w: w, r: r, log: log, colls: map[string]*coll{}, loading: map[string]*load{},
+	w, r, err := openDB(ctx, filepath.Join(dir, DBFile), rd, log)
+	if err != nil {
+		return nil, fmt.Errorf("embedded store: %w", err)
+	}
+	b := &Backend{dir: dir, w: w, r: r, rs: newStmts(r), log: log, colls: map[string]*coll{}, loading: map[string]*load{},
 		ckptRows: opt.CheckpointRows, ckptAge: opt.CheckpointAge, stop: make(chan struct{}), stopped: make(chan struct{})}
 	if b.ckptRows == 0 {
 		b.ckptRows = DefaultCheckpointRows
@@ -269,7 +273,10 @@ func decodeConfig(raw string) (store.CollectionConfig, error) {
 
 func (b *Backend) collectionSeq(ctx context.Context, cid int64) (int64, error) {
 	var seq int64
-	err := b.r.QueryRowContext(ctx, `SELECT seq FROM collections WHERE id = ?`, cid).Scan(&seq)
+	row, err := b.rs.queryRow(ctx, `SELECT seq FROM collections WHERE id = ?`, cid)
+	if err == nil {
+		err = row.Scan(&seq)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, store.ErrCollectionNotFound
 	}
@@ -479,7 +486,7 @@ func (b *Backend) Close() error {
 	b.colls = nil
 	b.mu.Unlock()
 	b.loads.Wait() // a load reads the database until it ends
-	return errors.Join(b.r.Close(), b.w.Close())
+	return errors.Join(b.rs.close(), b.r.Close(), b.w.Close())
 }
 
 // writeRows commits one write — upserted rows and deleted ids — with its
@@ -521,19 +528,18 @@ func (b *Backend) inTx(ctx context.Context, cid int64, fn func(tx *sql.Tx, seq i
 
 // writer writes documents and journal entries inside one transaction.
 type writer struct {
-	ctx     context.Context
-	tx      *sql.Tx
-	cid     int64
-	seq     int64
-	ins, jr *sql.Stmt
+	ctx          context.Context
+	tx           *sql.Tx
+	cid          int64
+	seq          int64
+	ins, vec, jr *sql.Stmt
 }
 
 func (w *writer) close() {
-	if w.ins != nil {
-		w.ins.Close()
-	}
-	if w.jr != nil {
-		w.jr.Close()
+	for _, st := range []*sql.Stmt{w.ins, w.vec, w.jr} {
+		if st != nil {
+			st.Close()
+		}
 	}
 }
 
@@ -556,18 +562,28 @@ func (w *writer) upsert(rows []row) error {
 	}
 	if w.ins == nil {
 		var err error
-		w.ins, err = w.tx.PrepareContext(w.ctx, `INSERT INTO documents(collection_id, id, seq, content, source_type, source_name, metadata, embedding, provenance)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(collection_id, id) DO UPDATE SET seq = excluded.seq, content = excluded.content,
-				source_type = excluded.source_type, source_name = excluded.source_name, metadata = excluded.metadata,
-				embedding = excluded.embedding, provenance = excluded.provenance`)
+		// An update keeps the row's rid, so its vector row is replaced in
+		// place and nothing else that names the rid moves.
+		w.ins, err = w.tx.PrepareContext(w.ctx, `INSERT INTO documents(collection_id, id, seq, source_type, source_name, metadata, provenance, content)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(collection_id, id) DO UPDATE SET seq = excluded.seq, source_type = excluded.source_type,
+				source_name = excluded.source_name, metadata = excluded.metadata, provenance = excluded.provenance,
+				content = excluded.content
+			RETURNING rid`)
 		if err != nil {
+			return fmt.Errorf("prepare insert: %w", err)
+		}
+		if w.vec, err = w.tx.PrepareContext(w.ctx, `INSERT OR REPLACE INTO vectors(rid, embedding) VALUES (?, ?)`); err != nil {
 			return fmt.Errorf("prepare insert: %w", err)
 		}
 	}
 	for _, r := range rows {
-		if _, err := w.ins.ExecContext(w.ctx, w.cid, r.id, w.seq, r.content, r.sourceType, r.sourceName, r.metadata, r.embedding, r.provenance); err != nil {
+		var rid int64
+		if err := w.ins.QueryRowContext(w.ctx, w.cid, r.id, w.seq, r.sourceType, r.sourceName, r.metadata, r.provenance, r.content).Scan(&rid); err != nil {
 			return fmt.Errorf("write document %s: %w", r.id, err)
+		}
+		if _, err := w.vec.ExecContext(w.ctx, rid, r.embedding); err != nil {
+			return fmt.Errorf("write the vector of document %s: %w", r.id, err)
 		}
 		if err := w.journal(r.id, 0); err != nil {
 			return err
@@ -609,11 +625,11 @@ func (b *Backend) Scan(ctx context.Context, name string, after string, limit int
 		return nil, err
 	}
 	var out []*document.Document
-	err = b.scanDocs(ctx, `SELECT id, content, source_type, source_name, metadata, embedding, provenance
-		FROM documents WHERE collection_id = ? AND id > ? ORDER BY id LIMIT ?`, []any{c.cid, after, limit}, func(d *document.Document) error {
-		out = append(out, d)
-		return nil
-	})
+	err = b.scanDocs(ctx, `SELECT `+docColumns(true)+` WHERE d.collection_id = ? AND d.id > ? ORDER BY d.id LIMIT ?`,
+		[]any{c.cid, after, limit}, func(d *document.Document) error {
+			out = append(out, d)
+			return nil
+		})
 	return out, err
 }
 
@@ -633,10 +649,6 @@ func (b *Backend) SearchRequest(ctx context.Context, name string, req store.Sear
 // loadDocs reads the rows with the given ids (in no particular order);
 // without vectors it leaves the embedding blob unread.
 func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string, vectors bool) ([]*document.Document, error) {
-	emb := "embedding"
-	if !vectors {
-		emb = "x''"
-	}
 	var out []*document.Document
 	for start := 0; start < len(ids); start += maxParams {
 		part := ids[start:min(start+maxParams, len(ids))]
@@ -645,11 +657,11 @@ func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string, vectors
 		for _, id := range part {
 			args = append(args, id)
 		}
-		err := b.scanDocs(ctx, `SELECT id, content, source_type, source_name, metadata, `+emb+`, provenance
-			FROM documents WHERE collection_id = ? AND id IN (`+placeholders(len(part))+`)`, args, func(d *document.Document) error {
-			out = append(out, d)
-			return nil
-		})
+		err := b.scanDocs(ctx, `SELECT `+docColumns(vectors)+` WHERE d.collection_id = ? AND d.id IN (`+placeholders(len(part))+`)`,
+			args, func(d *document.Document) error {
+				out = append(out, d)
+				return nil
+			})
 		if err != nil {
 			return nil, err
 		}
@@ -657,8 +669,18 @@ func (b *Backend) loadDocs(ctx context.Context, cid int64, ids []string, vectors
 	return out, nil
 }
 
+// docColumns selects what scanDocs reads, from documents d, and with
+// vectors its vector row: without, the vectors table is not touched at all.
+func docColumns(vectors bool) string {
+	if !vectors {
+		return `d.id, d.content, d.source_type, d.source_name, d.metadata, x'', d.provenance FROM documents d`
+	}
+	return `d.id, d.content, d.source_type, d.source_name, d.metadata, coalesce(v.embedding, x''), d.provenance
+		FROM documents d LEFT JOIN vectors v ON v.rid = d.rid`
+}
+
 func (b *Backend) scanDocs(ctx context.Context, query string, args []any, fn func(*document.Document) error) error {
-	rows, err := b.r.QueryContext(ctx, query, args...)
+	rows, err := b.rs.query(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("read documents: %w", err)
 	}

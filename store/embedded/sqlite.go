@@ -7,17 +7,29 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/url"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 
 	"github.com/quarry-rag/quarry/document"
 )
 
-// schemaVersion is bumped with every incompatible change to the tables.
-const schemaVersion = 1
+// schemaVersion is bumped with every incompatible change to the tables;
+// migrate brings an older database up to it in place.
+//
+//   - 1: documents kept each chunk's embedding in its row, a WITHOUT ROWID
+//     table keyed by (collection, id).
+//   - 2: embeddings live in vectors, keyed by the document's rowid, and
+//     documents is a rowid table: a search reads its hits' rows, and with
+//     the vector beside them nearly every row spilled into overflow pages
+//     (a WITHOUT ROWID row keeps about 1 KB of a 4 KB page in place, a
+//     rowid row about 4 KB; a 512-d vector alone is 2 KB), so reading a
+//     hit's provenance walked the vector's pages.
+const schemaVersion = 2
 
 // ddl creates the tables. SQLite is the only source of truth: every index
 // can be rebuilt from these rows. journal records, per collection, which
@@ -36,18 +48,22 @@ CREATE TABLE IF NOT EXISTS collections (
 	ckpt_seq INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS documents (
+	rid           INTEGER PRIMARY KEY,
 	collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
 	id            TEXT NOT NULL,
 	seq           INTEGER NOT NULL,
-	content       TEXT NOT NULL,
 	source_type   TEXT NOT NULL,
 	source_name   TEXT NOT NULL,
 	metadata      TEXT NOT NULL,
-	embedding     BLOB NOT NULL,
 	provenance    TEXT NOT NULL,
-	PRIMARY KEY (collection_id, id)
-) WITHOUT ROWID;
+	content       TEXT NOT NULL,
+	UNIQUE (collection_id, id)
+);
 CREATE INDEX IF NOT EXISTS documents_source ON documents(collection_id, source_type, source_name);
+CREATE TABLE IF NOT EXISTS vectors (
+	rid       INTEGER PRIMARY KEY REFERENCES documents(rid) ON DELETE CASCADE,
+	embedding BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS sources (
 	collection_id INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
 	source_type   TEXT NOT NULL,
@@ -94,7 +110,7 @@ type readerOptions struct{ mmap, cache int64 }
 // makes an acknowledged write survive power loss, not only a process crash;
 // write transactions begin IMMEDIATE, so writers in other processes wait
 // for each other within the busy timeout instead of failing.
-func openDB(ctx context.Context, path string, rd readerOptions) (w, r *sql.DB, err error) {
+func openDB(ctx context.Context, path string, rd readerOptions, log *slog.Logger) (w, r *sql.DB, err error) {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"} {
 		q.Add("_pragma", p)
@@ -112,6 +128,10 @@ func openDB(ctx context.Context, path string, rd readerOptions) (w, r *sql.DB, e
 		return nil, nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	w.SetMaxOpenConns(1)
+	if err := migrate(ctx, w, log); err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if _, err := w.ExecContext(ctx, ddl+hierarchyDDL); err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("create tables in %s: %w", path, err)
@@ -171,6 +191,72 @@ func addColumn(ctx context.Context, db *sql.DB, table, column, decl string) erro
 	if _, err := db.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, table, column, decl)); err != nil {
 		return fmt.Errorf("add %s.%s: %w", table, column, err)
 	}
+	return nil
+}
+
+// migrate brings a database an older Quarry wrote up to schemaVersion, in
+// one transaction before the tables are created, so a crash part-way
+// leaves the database as it was and the next open starts over. A new
+// database, or one of a version this Quarry does not know, is left to
+// checkVersion.
+func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+	var tables int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'quarry_meta'`).Scan(&tables); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if tables == 0 {
+		return nil
+	}
+	var v string
+	err := db.QueryRowContext(ctx, `SELECT value FROM quarry_meta WHERE key = 'schema_version'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v != "1" {
+		return nil
+	}
+	t0 := time.Now()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate schema 1 to 2: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents`).Scan(&n); err != nil {
+		return fmt.Errorf("migrate schema 1 to 2: %w", err)
+	}
+	log.Info("embedded store: moving embeddings out of the document rows (schema 1 to 2)", "documents", n)
+	// Nothing references documents in schema 1, so renaming it and
+	// dropping it later touch no other table.
+	for _, q := range []string{
+		`ALTER TABLE documents RENAME TO documents_v1`,
+		`DROP INDEX documents_source`,
+		ddl,
+		`INSERT INTO documents(collection_id, id, seq, source_type, source_name, metadata, provenance, content)
+			SELECT collection_id, id, seq, source_type, source_name, metadata, provenance, content FROM documents_v1`,
+		`INSERT INTO vectors(rid, embedding)
+			SELECT d.rid, o.embedding FROM documents_v1 o JOIN documents d ON d.collection_id = o.collection_id AND d.id = o.id`,
+		`DROP TABLE documents_v1`,
+		`UPDATE quarry_meta SET value = '2' WHERE key = 'schema_version'`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("migrate schema 1 to 2: %w", err)
+		}
+	}
+	var moved int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents) + (SELECT count(*) FROM vectors)`).Scan(&moved); err != nil {
+		return fmt.Errorf("migrate schema 1 to 2: %w", err)
+	}
+	if moved != 2*n {
+		return fmt.Errorf("migrate schema 1 to 2: %d documents became %d rows, not %d", n, moved, 2*n)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate schema 1 to 2: %w", err)
+	}
+	log.Info("embedded store: schema 2", "documents", n, "took", time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
