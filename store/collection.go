@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -298,7 +299,15 @@ func Less(a, b *document.Document) bool {
 }
 
 func sortHits(hits []Hit) {
-	sort.Slice(hits, func(i, j int) bool { return Less(hits[i].Doc, hits[j].Doc) })
+	slices.SortFunc(hits, func(a, b Hit) int {
+		switch {
+		case Less(a.Doc, b.Doc):
+			return -1
+		case Less(b.Doc, a.Doc):
+			return 1
+		}
+		return 0
+	})
 }
 
 // Fuse combines a vector and a keyword result list, each ranked best first,
@@ -308,23 +317,28 @@ func sortHits(hits []Hit) {
 // scores are all equal normalises to 1; a branch that missed the document
 // contributes 0). f must have its defaults filled (see Normalize).
 func Fuse(vector, keyword []*document.Document, f Fusion, explain bool) []Hit {
+	// One slice of accumulators and no per-branch allocations unless the
+	// caller wants explanations: a hybrid search fuses on every query, and
+	// a pointer per document and branch made this a sizeable part of an
+	// embedded hybrid search (126 allocations for 20 + 20 hits).
 	type acc struct {
-		doc   *document.Document
-		score float64
-		ex    Explanation
+		doc      *document.Document
+		score    float64
+		v, k     BranchScore
+		inV, inK bool
 	}
-	byID := make(map[string]*acc, len(vector)+len(keyword))
-	var order []string
+	accs := make([]acc, 0, len(vector)+len(keyword))
+	at := make(map[string]int, len(vector)+len(keyword))
 	add := func(docs []*document.Document, isVector bool) {
 		lo, hi := scoreRange(docs)
 		for i, d := range docs {
-			a, ok := byID[d.ID]
+			n, ok := at[d.ID]
 			if !ok {
-				a = &acc{doc: d.Clone(), ex: Explanation{Fusion: f.Method}}
-				byID[d.ID] = a
-				order = append(order, d.ID)
+				n = len(accs)
+				at[d.ID] = n
+				accs = append(accs, acc{doc: d.Clone()})
 			}
-			b := &BranchScore{Rank: i + 1, Score: d.Score}
+			a := &accs[n]
 			var w float64
 			if f.Method == FusionConvex {
 				norm := 1.0
@@ -343,25 +357,36 @@ func Fuse(vector, keyword []*document.Document, f Fusion, explain bool) []Hit {
 				w = weight / float64(f.K+i+1)
 			}
 			a.score += w
+			b := BranchScore{Rank: i + 1, Score: d.Score}
 			if isVector {
-				a.ex.Vector = b
+				a.v, a.inV = b, true
 			} else {
-				a.ex.Keyword = b
+				a.k, a.inK = b, true
 			}
 		}
 	}
 	add(vector, true)
 	add(keyword, false)
-	hits := make([]Hit, 0, len(order))
-	for _, id := range order {
-		a := byID[id]
+	hits := make([]Hit, len(accs))
+	var exs []Explanation
+	if explain {
+		exs = make([]Explanation, len(accs))
+	}
+	for i := range accs {
+		a := &accs[i]
 		a.doc.SetScore(a.score)
-		h := Hit{Doc: a.doc}
+		hits[i].Doc = a.doc
 		if explain {
-			ex := a.ex
-			h.Explain = &ex
+			ex := &exs[i]
+			ex.Fusion = f.Method
+			if a.inV {
+				ex.Vector = &a.v
+			}
+			if a.inK {
+				ex.Keyword = &a.k
+			}
+			hits[i].Explain = ex
 		}
-		hits = append(hits, h)
 	}
 	sortHits(hits)
 	return hits

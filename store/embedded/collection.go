@@ -122,10 +122,12 @@ func (c *coll) compactIfNeeded() {
 }
 
 // allow compiles f (nil for none) to the set of live internal ids it
-// matches.
+// matches. Without a filter that is the live set itself, not a copy (at
+// 100k chunks a copy per search was 12.5 KB): callers hold mu and must not
+// change the set.
 func (c *coll) allow(f filter.Expr) (*bitset.Set, error) {
 	if f == nil {
-		return c.live.Clone(), nil
+		return c.live, nil
 	}
 	s, err := c.meta.compile(f, c.vec.IDLimit())
 	if err != nil {
