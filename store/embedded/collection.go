@@ -357,8 +357,9 @@ func (c *coll) searchHybrid(ctx context.Context, req store.SearchRequest) ([]sto
 	// The branches share nothing but read-only indexes under the read
 	// lock held here, so the keyword branch runs beside the graph walk:
 	// a hybrid search then takes about as long as its slower branch, not
-	// the sum of both (0.71× the p50 of running them in turn, at 100k
-	// chunks; BenchmarkStoreSearchReadPath).
+	// the sum of both (0.90× the p50 of running them in turn at 100k
+	// chunks, three runs; the walk is slower while the branch runs beside
+	// it, so the gain is less than the branch's own time).
 	var kres []bm25.Hit
 	kwDone := make(chan struct{})
 	go func() {
