@@ -141,7 +141,20 @@ func TestWeaviateNodeFailure(t *testing.T) {
 	}
 	killed := time.Now()
 	phase.Store(outage)
-	time.Sleep(20 * time.Second) // longer than failure detection, so writes go on after it
+	// The node stays down past failure detection, so writes go on after
+	// it, and until a write has been acknowledged in the outage: the write
+	// in flight when the node died has been seen to wait from 10 s to 29 s
+	// before the cluster gives up on the node, and no other write starts
+	// meanwhile.
+	time.Sleep(20 * time.Second)
+	for deadline := killed.Add(75 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		mu.Lock()
+		done := writes[outage].ok > 0
+		mu.Unlock()
+		if done {
+			break
+		}
+	}
 	restart := exec.Command("bash", "-c", ". ../scripts/weaviate.sh && weaviate_start 2")
 	restart.Env = append(os.Environ(), "WVROOT="+root)
 	if out, err := restart.CombinedOutput(); err != nil {
