@@ -207,13 +207,9 @@ func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	if tables == 0 {
 		return nil
 	}
-	var v string
-	err := db.QueryRowContext(ctx, `SELECT value FROM quarry_meta WHERE key = 'schema_version'`).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
+	v, err := readVersion(ctx, db)
 	if err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+		return err
 	}
 	if v != "1" {
 		return nil
@@ -260,15 +256,27 @@ func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
 	return nil
 }
 
-func checkVersion(ctx context.Context, db *sql.DB) error {
+// readVersion returns the recorded schema version, "" when none is.
+func readVersion(ctx context.Context, db *sql.DB) (string, error) {
 	var v string
 	err := db.QueryRowContext(ctx, `SELECT value FROM quarry_meta WHERE key = 'schema_version'`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		_, err = db.ExecContext(ctx, `INSERT INTO quarry_meta(key, value) VALUES ('schema_version', ?)`, fmt.Sprint(schemaVersion))
-		return err
+		return "", nil
 	}
 	if err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+		return "", fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
+
+func checkVersion(ctx context.Context, db *sql.DB) error {
+	v, err := readVersion(ctx, db)
+	if err != nil {
+		return err
+	}
+	if v == "" {
+		_, err = db.ExecContext(ctx, `INSERT INTO quarry_meta(key, value) VALUES ('schema_version', ?)`, fmt.Sprint(schemaVersion))
+		return err
 	}
 	if v != fmt.Sprint(schemaVersion) {
 		return fmt.Errorf("database schema version %s; this Quarry reads version %d", v, schemaVersion)
