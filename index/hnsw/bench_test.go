@@ -3,6 +3,8 @@ package hnsw
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -63,7 +65,7 @@ func BenchmarkFilterCrossover(b *testing.B) {
 				allow.Add(uint32(i))
 			}
 		}
-		s := newSearcher(384)
+		s := newSearcher(384, vec.Int8Stride(384))
 		run := func(name string, f func(q []float32) []vec.Result) {
 			b.Run(fmt.Sprintf("sel=%g/%s", sel, name), func(b *testing.B) {
 				i := 0
@@ -78,4 +80,67 @@ func BenchmarkFilterCrossover(b *testing.B) {
 		run("exact", func([]float32) []vec.Result { return x.exact(s, 10, allow) })
 		run("graph", func([]float32) []vec.Result { return x.graphSearch(s, 10, filterEf(64, allow.Count(), x.n), allow) })
 	}
+}
+
+// BenchmarkSearch100k searches 100k × 384 clustered vectors, the shape of
+// quarry bench ann, walking on float32 and on int8 codes. Building takes
+// about a minute, so it runs only when QUARRY_BENCH_DIR names a directory,
+// where the built index is kept for the next run. Profile with
+//
+//	QUARRY_BENCH_DIR=/tmp/hb go test -run '^$' -bench Search100k -cpuprofile /tmp/cpu.out ./index/hnsw
+func BenchmarkSearch100k(b *testing.B) {
+	dir := os.Getenv("QUARRY_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set QUARRY_BENCH_DIR to a directory to keep the 100k index in")
+	}
+	r := rand.New(rand.NewPCG(21, 21))
+	data := clustered(r, 100_000, 384, 100, 0.1)
+	qs := clustered(r, 1000, 384, 100, 0.1)
+	path := filepath.Join(dir, "hnsw-100k-384.bin")
+	x, err := readIndexFile(path)
+	if err != nil {
+		x, _ = New(384, Config{Seed: 1})
+		x.Grow(len(data))
+		for _, v := range data {
+			_, _ = x.Add(v)
+		}
+		if err := writeIndexFile(path, x); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, q := range []Quantization{QuantizationNone, QuantizationInt8} {
+		if err := x.SetQuantization(q); err != nil {
+			b.Fatal(err)
+		}
+		for _, ef := range []int{64, 128} {
+			b.Run(fmt.Sprintf("%v/ef=%d", q, ef), func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					_, _ = x.Search(qs[i%len(qs)], 10, SearchOptions{Ef: ef})
+					i++
+				}
+			})
+		}
+	}
+}
+
+func readIndexFile(path string) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+func writeIndexFile(path string, x *Index) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := x.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

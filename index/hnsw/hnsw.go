@@ -4,8 +4,11 @@
 //
 // Vectors are normalised on the way in and kept in one contiguous slab; layer-0
 // neighbour lists live in one flat []uint32 (a count followed by 2·M slots per
-// node) and the rarer upper layers in a second one, so a 384-dimension vector
-// costs about 1.7 KB with M = 16. Nodes have dense uint32 ids assigned by Add;
+// node) and the rarer upper layers in a second one. Searches walk the graph
+// on int8 codes of the vectors (Config.Quantization) and score the ef best
+// candidates they end with in float32; insertion links on the float32
+// vectors. A 384-dimension vector costs about 2.1 KB with M = 16, of which
+// 384 bytes are its codes. Nodes have dense uint32 ids assigned by Add;
 // callers map their own keys onto them.
 //
 // One writer and many readers may use an Index at once: Add, Delete and
@@ -64,7 +67,46 @@ type Config struct {
 	// Seed drives level assignment: the same seed and the same sequence of
 	// Add and Delete calls build the same graph.
 	Seed uint64
+	// Quantization chooses what Search walks the graph on. The zero value is
+	// QuantizationInt8.
+	Quantization Quantization
 }
+
+// Quantization is the representation a search walks the graph on. Insertion
+// always links on the float32 vectors, so the graph is the same whatever is
+// chosen, and results are always scored in float32.
+type Quantization uint8
+
+const (
+	// QuantizationDefault is the zero value: QuantizationInt8.
+	QuantizationDefault Quantization = iota
+	// QuantizationNone walks on the float32 vectors.
+	QuantizationNone
+	// QuantizationInt8 walks on int8 codes (a quarter of the bytes per
+	// distance) and re-scores the ef best candidates in float32. The codes
+	// cost Dim bytes per node, rounded up to 32.
+	QuantizationInt8
+)
+
+// String names q as the CLI and reports spell it.
+func (q Quantization) String() string {
+	switch q {
+	case QuantizationDefault:
+		return "default"
+	case QuantizationNone:
+		return "none"
+	case QuantizationInt8:
+		return "int8"
+	}
+	return fmt.Sprintf("Quantization(%d)", uint8(q))
+}
+
+// quantTrainMin is the node count at which an int8 index first fits its
+// quantizer; smaller graphs walk on float32, where a search costs microseconds
+// anyway. The quantizer is refitted to all vectors each time the node count
+// doubles, so the ranges keep following the data at a cost of one encoding
+// pass per doubling.
+const quantTrainMin = 1024
 
 // SearchOptions tune one Search. The zero value searches every live node with
 // the index's default ef.
@@ -100,6 +142,11 @@ type Index struct {
 	entry    uint32
 	maxLevel int // -1 when the graph is empty
 
+	quant  Quantization       // QuantizationNone or QuantizationInt8
+	z      *vec.Int8Quantizer // nil until quantTrainMin nodes
+	codes  []int8             // n·stride once z is set
+	stride int                // code row length
+
 	ws        *searcher // the writer's scratch
 	searchers sync.Pool // *searcher for readers
 }
@@ -121,9 +168,16 @@ func New(dim int, cfg Config) (*Index, error) {
 	if cfg.EfConstruction == 0 {
 		cfg.EfConstruction = DefaultEfConstruction
 	}
+	switch cfg.Quantization {
+	case QuantizationDefault:
+		cfg.Quantization = QuantizationInt8
+	case QuantizationNone, QuantizationInt8:
+	default:
+		return nil, fmt.Errorf("hnsw: unknown quantization %v", cfg.Quantization)
+	}
 	x := &Index{
 		dim: dim, m: cfg.M, m0: 2 * cfg.M, efc: max(cfg.EfConstruction, cfg.M), efs: cfg.EfSearch,
-		seed: cfg.Seed, ml: 1 / math.Log(float64(cfg.M)), maxLevel: -1,
+		seed: cfg.Seed, ml: 1 / math.Log(float64(cfg.M)), maxLevel: -1, quant: cfg.Quantization,
 	}
 	x.pcg = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
 	x.rng = rand.New(x.pcg)
@@ -132,13 +186,65 @@ func New(dim int, cfg Config) (*Index, error) {
 }
 
 func (x *Index) init() {
-	x.ws = newSearcher(x.dim)
-	x.searchers.New = func() any { return newSearcher(x.dim) }
+	x.stride = vec.Int8Stride(x.dim)
+	x.ws = newSearcher(x.dim, x.stride)
+	x.searchers.New = func() any { return newSearcher(x.dim, x.stride) }
 }
 
 // Config returns the effective configuration, defaults filled in.
 func (x *Index) Config() Config {
-	return Config{M: x.m, EfConstruction: x.efc, EfSearch: x.efs, Seed: x.seed}
+	return Config{M: x.m, EfConstruction: x.efc, EfSearch: x.efs, Seed: x.seed, Quantization: x.quant}
+}
+
+// SetQuantization changes what Search walks the graph on, fitting or
+// dropping the int8 codes. The graph itself is unchanged.
+func (x *Index) SetQuantization(q Quantization) error {
+	if q == QuantizationDefault {
+		q = QuantizationInt8
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	switch q {
+	case QuantizationNone:
+		x.z, x.codes = nil, nil
+	case QuantizationInt8:
+		if x.z == nil && x.n >= quantTrainMin {
+			x.fitQuantizer()
+		}
+	default:
+		return fmt.Errorf("hnsw: unknown quantization %v", q)
+	}
+	x.quant = q
+	return nil
+}
+
+// fitQuantizer fits the int8 quantizer to every slot's vector and encodes
+// them all.
+func (x *Index) fitQuantizer() {
+	z, err := vec.TrainInt8(x.vecs[:x.n*x.dim], x.dim)
+	if err != nil {
+		panic(fmt.Sprintf("hnsw: quantizer: %v", err)) // dim > 0 and whole rows: unreachable
+	}
+	x.setQuantizer(z)
+}
+
+// setQuantizer installs z and encodes every slot with it.
+func (x *Index) setQuantizer(z *vec.Int8Quantizer) {
+	x.z = z
+	x.codes = growTo(x.codes[:0], x.n*x.stride)
+	for id := range uint32(x.n) {
+		x.encode(id)
+	}
+}
+
+func (x *Index) encode(id uint32) {
+	o := int(id) * x.stride
+	x.z.Encode(x.codes[o:o+x.stride], x.vector(id))
+}
+
+func (x *Index) code(id uint32) []int8 {
+	o := int(id) * x.stride
+	return x.codes[o : o+x.stride : o+x.stride]
 }
 
 // Dim is the vector dimension.
@@ -175,6 +281,9 @@ func (x *Index) Grow(n int) {
 	x.levels = slices.Grow(x.levels, total-len(x.levels))
 	x.links0 = slices.Grow(x.links0, total*(1+x.m0)-len(x.links0))
 	x.upperOff = slices.Grow(x.upperOff, total-len(x.upperOff))
+	if x.quant == QuantizationInt8 && total >= quantTrainMin {
+		x.codes = slices.Grow(x.codes, total*x.stride-len(x.codes))
+	}
 	// Upper layers hold about 1/(M−1) blocks per node.
 	x.upper = slices.Grow(x.upper, n*(1+x.m)/(x.m-1)+1)
 }
@@ -223,8 +332,15 @@ func (x *Index) Add(v []float32) (uint32, error) {
 		return 0, fmt.Errorf("hnsw: add: %w", err)
 	}
 	level := x.randomLevel()
-	id := x.alloc(level)
+	id, grew := x.alloc(level)
 	copy(x.vector(id), q)
+	switch {
+	case x.quant != QuantizationInt8:
+	case grew && x.n >= quantTrainMin && x.n&(x.n-1) == 0:
+		x.fitQuantizer()
+	case x.z != nil:
+		x.encode(id)
+	}
 	x.insert(id, level)
 	x.live++
 	return id, nil
@@ -242,8 +358,9 @@ func growTo[T any](s []T, n int) []T {
 	return t
 }
 
-func (x *Index) alloc(level int) uint32 {
-	var id uint32
+// alloc takes a slot for a node of the given level, reporting whether it
+// is a new one at the end rather than a reused one.
+func (x *Index) alloc(level int) (id uint32, grew bool) {
 	if k := len(x.free); k > 0 {
 		id = x.free[k-1]
 		x.free = x.free[:k-1]
@@ -255,6 +372,10 @@ func (x *Index) alloc(level int) uint32 {
 		x.levels = growTo(x.levels, x.n)
 		x.links0 = growTo(x.links0, x.n*(1+x.m0))
 		x.upperOff = growTo(x.upperOff, x.n)
+		if x.z != nil {
+			x.codes = growTo(x.codes, x.n*x.stride)
+		}
+		grew = true
 	}
 	x.levels[id] = uint8(level)
 	x.links0[int(id)*(1+x.m0)] = 0
@@ -265,7 +386,7 @@ func (x *Index) alloc(level int) uint32 {
 		x.upper = growTo(x.upper, len(x.upper)+level*(1+x.m))
 		clear(x.upper[x.upperOff[id]:])
 	}
-	return id
+	return id, grew
 }
 
 func (x *Index) insert(id uint32, level int) {
@@ -276,9 +397,9 @@ func (x *Index) insert(id uint32, level int) {
 		return
 	}
 	ep := x.entry
-	epd := -vec.Dot(q, x.vector(ep))
+	epd := x.dist(s, q, ep)
 	for lc := x.maxLevel; lc > level; lc-- {
-		ep, epd = x.greedy(q, ep, epd, lc)
+		ep, epd = x.greedy(s, q, ep, epd, lc)
 	}
 	s.eps = append(s.eps[:0], item{epd, ep})
 	filtered := len(x.tomb) > 0
@@ -308,12 +429,12 @@ func (x *Index) insert(id uint32, level int) {
 
 // greedy walks layer lc towards q from ep (at distance epd), the ef = 1
 // descent through the upper layers.
-func (x *Index) greedy(q []float32, ep uint32, epd float32, lc int) (uint32, float32) {
+func (x *Index) greedy(s *searcher, q []float32, ep uint32, epd float32, lc int) (uint32, float32) {
 	for changed := true; changed; {
 		changed = false
 		blk := x.block(ep, lc)
 		for _, nb := range blk[1 : 1+blk[0]] {
-			if d := -vec.Dot(q, x.vector(nb)); d < epd {
+			if d := x.dist(s, q, nb); d < epd {
 				ep, epd, changed = nb, d, true
 			}
 		}
@@ -426,9 +547,9 @@ func (x *Index) searchLayer(s *searcher, q []float32, eps []item, ef, lc int, al
 			}
 		}
 		s.batch = batch
-		vec.PrefetchRows(x.vecs, x.dim, batch)
+		x.prefetch(s, batch)
 		for _, nb := range batch {
-			d := -vec.Dot(q, x.vector(nb))
+			d := x.dist(s, q, nb)
 			if len(s.res) < ef || d < lower {
 				s.cand.push(item{d, nb})
 				if !filtered || x.acceptable(nb, allow) {

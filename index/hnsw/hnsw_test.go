@@ -153,7 +153,7 @@ func TestFilteredRecall(t *testing.T) {
 			for _, q := range queries {
 				var got []vec.Result
 				if forceGraph {
-					s := newSearcher(testDim)
+					s := newSearcher(testDim, vec.Int8Stride(testDim))
 					copy(s.q, q)
 					_ = vec.Normalize(s.q)
 					got = x.graphSearch(s, 10, filterEf(64, allow.Count(), n), allow)

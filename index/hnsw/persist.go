@@ -11,15 +11,23 @@ import (
 	"math"
 	"math/rand/v2"
 	"unsafe"
+
+	"github.com/quarry-rag/quarry/index/vec"
 )
 
 // File layout, little-endian: magic, version, config, the level generator's
-// state, the graph arrays, tombstones, free ids, then a CRC-32C of every byte
-// before it. Read trusts nothing until the checksum and the structure check
+// state, the graph arrays, tombstones, free ids, (since version 2) the
+// quantization and the int8 quantizer's parameters, then a CRC-32C of every
+// byte before it. Codes are not stored: Read encodes them from the vectors
+// with the stored parameters, so a reloaded index searches exactly as the
+// saved one did. Read trusts nothing until the checksum and the structure check
 // out, so a damaged file is an error, never a panic or a wrong graph.
 const (
 	magic         = "QRYHNSW\x00"
-	formatVersion = 1
+	formatVersion = 2
+	// oldestVersion is the oldest format Read accepts; version 1 files have no
+	// quantization fields and load with the default.
+	oldestVersion = 1
 	maxDim        = 1 << 16
 )
 
@@ -112,6 +120,15 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	e.u32s(x.tomb)
 	e.u64(uint64(len(x.free)))
 	e.u32s(x.free)
+	e.u32(uint32(x.quant))
+	if x.z == nil {
+		e.u32(0)
+	} else {
+		off, sc := x.z.Params()
+		e.u32(uint32(len(off)))
+		e.f32s(off)
+		e.f32s(sc)
+	}
 	if e.err == nil {
 		binary.LittleEndian.PutUint32(e.buf[:4], e.crc.Sum32())
 		var k int
@@ -263,8 +280,9 @@ func Read(r io.Reader) (*Index, error) {
 	if b := d.bytes(len(magic)); d.err == nil && string(b) != magic {
 		return nil, corrupt("not an HNSW index (bad magic)")
 	}
-	if v := d.u32(); d.err == nil && v != formatVersion {
-		return nil, fmt.Errorf("hnsw: read: unsupported format version %d (this build reads %d)", v, formatVersion)
+	version := d.u32()
+	if d.err == nil && (version < oldestVersion || version > formatVersion) {
+		return nil, fmt.Errorf("hnsw: read: unsupported format version %d (this build reads %d to %d)", version, oldestVersion, formatVersion)
 	}
 	dim, m, efc, efs := d.u32(), d.u32(), d.u32(), d.u32()
 	seed := d.u64()
@@ -297,6 +315,17 @@ func Read(r io.Reader) (*Index, error) {
 	dw := d.u64s(d.u64())
 	x.tomb = d.u32s(d.u64())
 	x.free = d.u32s(d.u64())
+	x.quant = QuantizationInt8
+	var offset, scale []float32
+	if version >= 2 {
+		x.quant = Quantization(d.u32())
+		if qd := d.u32(); qd != 0 {
+			if qd != dim {
+				return nil, corrupt("quantizer of %d columns for dimension %d", qd, dim)
+			}
+			offset, scale = d.f32s(uint64(qd)), d.f32s(uint64(qd))
+		}
+	}
 	if d.err != nil {
 		if errors.Is(d.err, io.ErrUnexpectedEOF) {
 			return nil, corrupt("truncated")
@@ -320,7 +349,36 @@ func Read(r io.Reader) (*Index, error) {
 		return nil, err
 	}
 	x.init()
+	if err := x.loadQuantizer(offset, scale); err != nil {
+		return nil, err
+	}
 	return x, nil
+}
+
+// loadQuantizer installs the stored quantizer, or fits one where an int8
+// index of quantTrainMin nodes or more has none stored (a version 1 file).
+func (x *Index) loadQuantizer(offset, scale []float32) error {
+	switch x.quant {
+	case QuantizationNone:
+		if offset != nil {
+			return corrupt("quantizer stored for an unquantized index")
+		}
+		return nil
+	case QuantizationInt8:
+	default:
+		return corrupt("unknown quantization %d", uint8(x.quant))
+	}
+	switch {
+	case offset != nil:
+		z, err := vec.NewInt8Quantizer(offset, scale)
+		if err != nil {
+			return corrupt("%v", err)
+		}
+		x.setQuantizer(z)
+	case x.n >= quantTrainMin:
+		x.fitQuantizer()
+	}
+	return nil
 }
 
 // validate checks every invariant the search code relies on for memory

@@ -68,8 +68,17 @@ func BenchmarkSciFactHashEf(b *testing.B) {
 			exact[i][r.ID] = true
 		}
 	}
+	for _, quant := range []hnsw.Quantization{hnsw.QuantizationNone, hnsw.QuantizationInt8} {
+		if err := x.SetQuantization(quant); err != nil {
+			b.Fatal(err)
+		}
+		sweepSciFact(b, x, quant, queries, exact)
+	}
+}
+
+func sweepSciFact(b *testing.B, x *hnsw.Index, quant hnsw.Quantization, queries [][]float32, exact []map[uint32]bool) {
 	for _, ef := range []int{64, 96, 128, 192, 256, 512} {
-		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%v/ef=%d", quant, ef), func(b *testing.B) {
 			found, total := 0, 0
 			for i := 0; b.Loop(); i++ {
 				q := i % len(queries)

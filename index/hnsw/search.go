@@ -13,6 +13,8 @@ import (
 // does not allocate.
 type searcher struct {
 	q       []float32
+	qc      []int8   // q's int8 codes when codes is set
+	codes   bool     // walk on the int8 codes (Search on a quantized index)
 	visited []uint16 // visited[id] == mark: seen in this search
 	mark    uint16
 	cand    minHeap
@@ -27,8 +29,27 @@ type searcher struct {
 	top     *vec.TopK
 }
 
-func newSearcher(dim int) *searcher {
-	return &searcher{q: make([]float32, dim), top: vec.NewTopK(0)}
+func newSearcher(dim, stride int) *searcher {
+	return &searcher{q: make([]float32, dim), qc: make([]int8, stride), top: vec.NewTopK(0)}
+}
+
+// dist is the walk distance from q to node id: the negated float32 dot
+// product, or the negated integer dot of the codes when s walks on them.
+// Within one search every distance is of the one kind, so they compare.
+func (x *Index) dist(s *searcher, q []float32, id uint32) float32 {
+	if s.codes {
+		return -float32(vec.DotInt8(s.qc, x.code(id)))
+	}
+	return -vec.Dot(q, x.vector(id))
+}
+
+// prefetch starts loading the rows the next distances will read.
+func (x *Index) prefetch(s *searcher, ids []uint32) {
+	if s.codes {
+		vec.PrefetchCodes(x.codes, x.stride, ids)
+		return
+	}
+	vec.PrefetchRows(x.vecs, x.dim, ids)
 }
 
 // reset starts a new visit generation over n nodes; the array is cleared only
@@ -95,15 +116,19 @@ func (x *Index) Search(q []float32, k int, opt SearchOptions) ([]vec.Result, err
 		}
 		ef = filterEf(ef, allowed, x.n)
 	}
+	s.codes = x.z != nil
+	if s.codes {
+		x.z.EncodeQuery(s.qc, s.q)
+	}
 	return x.graphSearch(s, k, ef, opt.Allow), nil
 }
 
 func (x *Index) graphSearch(s *searcher, k, ef int, allow *bitset.Set) []vec.Result {
 	q := s.q
 	ep := x.entry
-	epd := -vec.Dot(q, x.vector(ep))
+	epd := x.dist(s, q, ep)
 	for lc := x.maxLevel; lc > 0; lc-- {
-		ep, epd = x.greedy(q, ep, epd, lc)
+		ep, epd = x.greedy(s, q, ep, epd, lc)
 	}
 	if allow != nil {
 		x.searchAllowed(s, q, item{epd, ep}, ef, allow)
@@ -115,6 +140,22 @@ func (x *Index) graphSearch(s *searcher, k, ef int, allow *bitset.Set) []vec.Res
 	} else {
 		s.eps = append(s.eps[:0], item{epd, ep})
 		x.searchLayer(s, q, s.eps, ef, 0, nil, len(x.tomb) > 0)
+	}
+	if s.codes {
+		// The walk ranked by approximate distances: score its ef best in
+		// float32 and keep the k best of those.
+		ids := s.batch[:0]
+		for _, it := range s.res {
+			ids = append(ids, it.id)
+		}
+		s.batch = ids
+		vec.PrefetchRows(x.vecs, x.dim, ids)
+		t := s.top
+		t.Reset(k)
+		for _, id := range ids {
+			t.Push(id, vec.Dot(q, x.vector(id)))
+		}
+		return t.Results(nil)
 	}
 	for len(s.res) > k {
 		s.res.pop()
@@ -276,9 +317,9 @@ func (x *Index) searchAllowed(s *searcher, q []float32, ep item, ef int, allow *
 				}
 			}
 		}
-		vec.PrefetchRows(x.vecs, x.dim, batch)
+		x.prefetch(s, batch)
 		for _, id := range batch {
-			d := -vec.Dot(q, x.vector(id))
+			d := x.dist(s, q, id)
 			if len(s.res) < ef || d < lower {
 				s.cand.push(item{d, id})
 				s.res.push(item{d, id})

@@ -2,7 +2,11 @@
 
 package vec
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // hasAVX2FMA is the read-only result of CPU feature detection, fixed at
 // start-up; it is the only package-level state.
@@ -69,11 +73,23 @@ func dotInt8Rows(q, rows []int8, stride int, out []int32) {
 	dotInt8RowsGeneric(q, rows, stride, out)
 }
 
+// prefetchRowsAVX2 prefetches every cache line of each row. Whole rows,
+// not only their first lines, measured faster for both walks on 100k × 384
+// (BenchmarkSearch100k in index/hnsw: the float32 walk at ef 64 from 370–410
+// to 270–280 µs, the int8 walk from 205–225 to 150–170 µs): the hardware
+// prefetcher does not follow a row far enough before the kernel reaches it.
+//
 //go:noescape
-func prefetchRowsAVX2(base *float32, ids *uint32, n, rowBytes int)
+func prefetchRowsAVX2(base unsafe.Pointer, ids *uint32, n, rowBytes int)
 
 func prefetchRows(data []float32, dim int, ids []uint32) {
 	if len(ids) > 0 && len(data) > 0 {
-		prefetchRowsAVX2(&data[0], &ids[0], len(ids), 4*dim)
+		prefetchRowsAVX2(unsafe.Pointer(&data[0]), &ids[0], len(ids), 4*dim)
+	}
+}
+
+func prefetchCodes(codes []int8, stride int, ids []uint32) {
+	if len(ids) > 0 && len(codes) > 0 {
+		prefetchRowsAVX2(unsafe.Pointer(&codes[0]), &ids[0], len(ids), stride)
 	}
 }

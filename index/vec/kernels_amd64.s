@@ -255,23 +255,29 @@ rdone:
 	VZEROUPPER
 	RET
 
-// func prefetchRowsAVX2(base *float32, ids *uint32, n, rowBytes int)
+// func prefetchRowsAVX2(base unsafe.Pointer, ids *uint32, n, rowBytes int)
 TEXT ·prefetchRowsAVX2(SB), NOSPLIT, $0-32
 	MOVQ base+0(FP), SI
 	MOVQ ids+8(FP), DI
 	MOVQ n+16(FP), CX
 	MOVQ rowBytes+24(FP), DX
 
-ploop:
+wloop:
 	TESTQ CX, CX
-	JE    pdone
+	JE    wdone
 	MOVL  (DI), AX
 	IMULQ DX, AX
-	PREFETCHT0 (SI)(AX*1)
-	PREFETCHT0 64(SI)(AX*1)
+	LEAQ  (SI)(AX*1), R8
+	MOVQ  DX, R9
+
+wline:
+	PREFETCHT0 (R8)
+	ADDQ  $64, R8
+	SUBQ  $64, R9
+	JG    wline
 	ADDQ  $4, DI
 	DECQ  CX
-	JMP   ploop
+	JMP   wloop
 
-pdone:
+wdone:
 	RET

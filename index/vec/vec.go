@@ -124,8 +124,11 @@ func dotInt8RowsGeneric(q, rows []int8, stride int, out []int32) {
 	}
 }
 
-// PrefetchRows hints the CPU to start loading the first cache lines of the
+// PrefetchRows hints the CPU to start loading every cache line of the
 // given rows of data (row-major, dim columns), so a graph search can overlap
 // the memory latency of a whole neighbour list instead of paying it row by
 // row. It never faults and never changes a result; ids must be rows of data.
 func PrefetchRows(data []float32, dim int, ids []uint32) { prefetchRows(data, dim, ids) }
+
+// PrefetchCodes is PrefetchRows for int8 code rows of stride bytes.
+func PrefetchCodes(codes []int8, stride int, ids []uint32) { prefetchCodes(codes, stride, ids) }

@@ -325,3 +325,88 @@ func TestPrefetchRowsIsHarmless(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefetchCodesIsHarmless(t *testing.T) {
+	for _, stride := range []int{32, 96, 384, 1536} {
+		codes := make([]int8, 10*stride)
+		PrefetchCodes(codes, stride, []uint32{0, 9, 3})
+		PrefetchCodes(codes, stride, nil)
+		PrefetchCodes(nil, stride, nil)
+		for _, x := range codes {
+			if x != 0 {
+				t.Fatal("prefetch changed codes")
+			}
+		}
+	}
+}
+
+// TestInt8QuantizerRanks: the integer dot of EncodeQuery and Encode codes is
+// an affine image of the float dot product, so it ranks rows nearly as the
+// float dot does, and Encode clamps values outside the trained range.
+func TestInt8QuantizerRanks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	const dim, n = 100, 500
+	data := clustered(r, n, dim, 10, 0.1)
+	z, err := TrainInt8(data, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.Dim() != dim || z.Stride() != 128 {
+		t.Fatalf("dim %d stride %d", z.Dim(), z.Stride())
+	}
+	codes := make([]int8, n*z.Stride())
+	for i := range n {
+		z.Encode(codes[i*z.Stride():], data[i*dim:(i+1)*dim])
+	}
+	for _, c := range codes {
+		if c < -127 {
+			t.Fatal("code -128: the SIMD kernel could saturate")
+		}
+	}
+	q := data[:dim]
+	u := make([]int8, z.Stride())
+	z.EncodeQuery(u, q)
+	// Top 10 by codes, re-scored, must hold most of the float top 10.
+	top := NewTopK(30)
+	for i := range n {
+		top.Push(uint32(i), float32(DotInt8(u, codes[i*z.Stride():(i+1)*z.Stride()])))
+	}
+	exact := NewTopK(10)
+	for _, c := range top.Results(nil) {
+		exact.Push(c.ID, Dot(q, data[int(c.ID)*dim:(int(c.ID)+1)*dim]))
+	}
+	if rec := recallAt(exact.Results(nil), bruteTopK(data, dim, q, 10, nil)); rec < 0.9 {
+		t.Fatalf("recall@10 of the codes with a pool of 30: %.2f", rec)
+	}
+	// Out of range values clamp rather than wrap.
+	big := make([]float32, dim)
+	for d := range big {
+		big[d] = 1e6
+		if d%2 == 1 {
+			big[d] = -1e6
+		}
+	}
+	z.Encode(u, big)
+	for d := range dim {
+		if want := int8(127 - 254*(d%2)); u[d] != want {
+			t.Fatalf("column %d encoded %d, want %d", d, u[d], want)
+		}
+	}
+	// Parameters round-trip; invalid ones are refused.
+	off, sc := z.Params()
+	if y, err := NewInt8Quantizer(off, sc); err != nil || y.Stride() != z.Stride() {
+		t.Fatalf("round trip: %v", err)
+	}
+	for name, bad := range map[string][2][]float32{
+		"empty":     {nil, nil},
+		"lengths":   {off, sc[:3]},
+		"zero":      {off[:1], {0}},
+		"negative":  {off[:1], {-1}},
+		"NaN":       {{float32(math.NaN())}, sc[:1]},
+		"inf scale": {off[:1], {float32(math.Inf(1))}},
+	} {
+		if _, err := NewInt8Quantizer(bad[0], bad[1]); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

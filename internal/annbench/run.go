@@ -86,20 +86,24 @@ type Filtered struct {
 
 // Report holds every figure of a run.
 type Report struct {
-	Config       Config     `json:"config"`
-	GenerateSec  float64    `json:"generateSeconds"`
-	TruthSec     float64    `json:"groundTruthSeconds"`
-	ScalarQPS    Rate       `json:"exactScalarQPS"` // plain loop, one thread: the kernel reference
-	Float32QPS   Rate       `json:"exactFloat32QPS"`
-	Float32Rec   float64    `json:"exactFloat32Recall"`
-	Int8QPS      Rate       `json:"exactInt8QPS"`
-	Int8Rec      float64    `json:"exactInt8Recall"`
-	Int8Rescore  int        `json:"int8Rescore"`
-	BuildSec     float64    `json:"buildSeconds"`
-	InsertsPerS  Rate       `json:"insertsPerSecond"`
-	RSSPerVec    float64    `json:"rssBytesPerVector"`
-	HeapPerVec   float64    `json:"heapBytesPerVector"`
+	Config      Config  `json:"config"`
+	GenerateSec float64 `json:"generateSeconds"`
+	TruthSec    float64 `json:"groundTruthSeconds"`
+	ScalarQPS   Rate    `json:"exactScalarQPS"` // plain loop, one thread: the kernel reference
+	Float32QPS  Rate    `json:"exactFloat32QPS"`
+	Float32Rec  float64 `json:"exactFloat32Recall"`
+	Int8QPS     Rate    `json:"exactInt8QPS"`
+	Int8Rec     float64 `json:"exactInt8Recall"`
+	Int8Rescore int     `json:"int8Rescore"`
+	BuildSec    float64 `json:"buildSeconds"`
+	InsertsPerS Rate    `json:"insertsPerSecond"`
+	RSSPerVec   float64 `json:"rssBytesPerVector"`
+	HeapPerVec  float64 `json:"heapBytesPerVector"`
+	// Sweep walks the graph the index's default way (int8 codes, float32
+	// re-scoring); FloatSweep walks the same graph on the float32 vectors.
 	Sweep        []Point    `json:"sweep"`
+	FloatSweep   []Point    `json:"floatSweep"`
+	CodeBytes    int        `json:"codeBytesPerVector"`
 	FilteredRuns []Filtered `json:"filtered,omitempty"`
 }
 
@@ -137,6 +141,16 @@ func Run(ctx context.Context, cfg Config, log io.Writer) (*Report, error) {
 	}
 	x, err := rep.build(ctx, d, log)
 	if err != nil {
+		return nil, err
+	}
+	if err := x.SetQuantization(hnsw.QuantizationNone); err != nil {
+		return nil, err
+	}
+	rep.FloatSweep, err = sweep(ctx, x, d, cfg, nil, d.Truth)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.SetQuantization(hnsw.QuantizationDefault); err != nil {
 		return nil, err
 	}
 	rep.Sweep, err = sweep(ctx, x, d, cfg, nil, d.Truth)
@@ -328,6 +342,9 @@ func (rep *Report) build(ctx context.Context, d *Dataset, log io.Writer) (*hnsw.
 	settle()
 	rep.RSSPerVec = (rss() - rss0) / float64(d.N())
 	rep.HeapPerVec = (heapInUse() - heap0) / float64(d.N())
+	if x.Config().Quantization == hnsw.QuantizationInt8 {
+		rep.CodeBytes = vec.Int8Stride(d.Dim)
+	}
 	fmt.Fprintf(log, "HNSW built in %.1fs\n", rep.BuildSec)
 	return x, nil
 }
@@ -384,7 +401,8 @@ func (rep *Report) WriteTable(w io.Writer) {
 		rep.Int8Rescore, rep.Int8QPS.Wall, rep.Int8QPS.CPU, rep.Int8Rec, rep.Int8QPS.CPU/rep.ScalarQPS.CPU)
 	fmt.Fprintf(w, "HNSW M=%d efConstruction=%d, 1 thread: built in %.1fs = %.0f inserts/s (%.0f per CPU s); memory %.0f B/vector RSS (%.0f B Go heap)\n\n",
 		c.M, c.EfConstruction, rep.BuildSec, rep.InsertsPerS.Wall, rep.InsertsPerS.CPU, rep.RSSPerVec, rep.HeapPerVec)
-	writeSweep(w, "unfiltered", rep.Sweep, c.K)
+	writeSweep(w, "unfiltered, float32 walk", rep.FloatSweep, c.K)
+	writeSweep(w, fmt.Sprintf("unfiltered, int8 walk (%d B of codes per vector, in the memory above), float32 re-scoring", rep.CodeBytes), rep.Sweep, c.K)
 	for _, f := range rep.FilteredRuns {
 		writeSweep(w, fmt.Sprintf("filtered %g%% (%d allowed)", 100*f.Selectivity, f.Allowed), f.Points, c.K)
 	}
