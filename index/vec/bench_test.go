@@ -160,3 +160,21 @@ func BenchmarkScan(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInt8Encode is the per-vector cost an HNSW index pays for its
+// codes when it loads or refits its quantizer.
+func BenchmarkInt8Encode(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const dim = 512
+	data := clustered(r, 256, dim, 4, 0.1)
+	z, err := TrainInt8(data, dim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]int8, z.Stride())
+	i := 0
+	for b.Loop() {
+		z.Encode(dst, data[(i%256)*dim:(i%256+1)*dim])
+		i++
+	}
+}

@@ -410,3 +410,23 @@ func TestInt8QuantizerRanks(t *testing.T) {
 		}
 	}
 }
+
+func TestRoundClamp(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	for range 100000 {
+		x := float32(r.NormFloat64() * 100)
+		got, want := roundClamp(x), quantizeValue(x)
+		frac := x - float32(math.Floor(float64(x)))
+		if got != want && frac != 0.5 {
+			t.Fatalf("roundClamp(%v) = %d, quantizeValue %d", x, got, want)
+		}
+		if got < -127 {
+			t.Fatalf("roundClamp(%v) = %d", x, got)
+		}
+	}
+	for x, want := range map[float32]int8{0: 0, 0.49: 0, 0.5: 1, -0.5: 0, -0.51: -1, 126.6: 127, 1e9: 127, -1e9: -127} {
+		if got := roundClamp(x); got != want {
+			t.Errorf("roundClamp(%v) = %d, want %d", x, got, want)
+		}
+	}
+}
