@@ -1,7 +1,9 @@
 package hnsw
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -124,14 +126,27 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 }
 
+// readIndexFile reads as the embedded store does: buffered, with the
+// file's size as the bound on what may be allocated.
 func readIndexFile(path string) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return Read(sizedReader{bufio.NewReaderSize(f, 1<<20), int(st.Size())})
 }
+
+type sizedReader struct {
+	io.Reader
+	n int
+}
+
+func (r sizedReader) Len() int { return r.n }
 
 func writeIndexFile(path string, x *Index) error {
 	f, err := os.Create(path)
@@ -143,4 +158,23 @@ func writeIndexFile(path string, x *Index) error {
 		return err
 	}
 	return f.Close()
+}
+
+// BenchmarkRead100k loads the index BenchmarkSearch100k keeps in
+// QUARRY_BENCH_DIR (run that first): the graph's share of opening a
+// collection.
+func BenchmarkRead100k(b *testing.B) {
+	dir := os.Getenv("QUARRY_BENCH_DIR")
+	if dir == "" {
+		b.Skip("set QUARRY_BENCH_DIR to the directory BenchmarkSearch100k keeps its index in")
+	}
+	path := filepath.Join(dir, "hnsw-100k-384.bin")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("run BenchmarkSearch100k first: %v", err)
+	}
+	for b.Loop() {
+		if _, err := readIndexFile(path); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

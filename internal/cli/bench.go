@@ -34,8 +34,9 @@ held-out queries and exact ground truth from the exact scan.
 Reports the exact scan (float32 SIMD and int8 with float32 re-scoring) against a
 plain scalar loop, HNSW build rate (inserts/s, one thread), memory per vector
 (RSS growth over the build divided by n), and recall@k and QPS (one thread) for
-a sweep of ef. With --filter-selectivity, each selectivity gets a random
-allow-set and a sweep scored against the exact filtered ground truth.
+a sweep of ef, walking the same graph on float32 vectors and on int8 codes (the
+default, re-scored in float32). With --filter-selectivity, each selectivity gets
+a random allow-set and a sweep scored against the exact filtered ground truth.
 --export writes the data in TEXMEX format (base.fvecs, query.fvecs, gt.ivecs)
 for the peer benchmarks in bench/.`,
 		Example: `  quarry bench ann --n 20000

@@ -146,13 +146,23 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err := gob.NewDecoder(bytes.NewReader(metaRaw)).Decode(&mf); err != nil {
 		return 0, fmt.Errorf("meta: %w", err)
 	}
+	// The two indexes decode side by side: they share nothing, and opening
+	// a collection then takes about as long as the larger of them.
 	var vec *hnsw.Index
-	if err := stream("hnsw.bin", func(r io.Reader) (err error) { vec, err = hnsw.Read(r); return err }); err != nil {
-		return 0, fmt.Errorf("graph: %w", err)
-	}
+	var vecErr error
+	vecDone := make(chan struct{})
+	go func() {
+		defer close(vecDone)
+		vecErr = stream("hnsw.bin", func(r io.Reader) (err error) { vec, err = hnsw.Read(r); return err })
+	}()
 	var kw *bm25.Index
-	if err := stream("bm25.bin", func(r io.Reader) (err error) { kw, err = bm25.Read(r); return err }); err != nil {
-		return 0, fmt.Errorf("keyword index: %w", err)
+	kwErr := stream("bm25.bin", func(r io.Reader) (err error) { kw, err = bm25.Read(r); return err })
+	<-vecDone
+	if vecErr != nil {
+		return 0, fmt.Errorf("graph: %w", vecErr)
+	}
+	if kwErr != nil {
+		return 0, fmt.Errorf("keyword index: %w", kwErr)
 	}
 	if vec.Dim() != c.cfg.Model.Dimension || len(mf.Keys) != len(mf.Lists) {
 		return 0, fmt.Errorf("checkpoint does not fit the collection")
