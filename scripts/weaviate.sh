@@ -40,7 +40,10 @@ weaviate_build() {
 }
 
 # _weaviate_node NAME HTTP GOSSIP DATA RAFT RAFTRPC GRPC BOOTSTRAP JOIN RAFTJOIN
-# (the profiling port is the gRPC port less 44000, so nodes do not share one)
+# (the profiling port is the gRPC port less 3000, so nodes do not share one).
+# Every port is below 32768, outside Linux's ephemeral range (32768–60999):
+# a node restarted in a test once failed to bind gRPC on 50062 because an
+# outgoing connection had been given that port as its local one.
 _weaviate_node() {
   local name=$1 http=$2 gossip=$3 data=$4 raft=$5 rpc=$6 grpc=$7 expect=$8 join=$9 raftjoin=${10}
   mkdir -p "$WVROOT/$name"
@@ -50,7 +53,7 @@ _weaviate_node() {
     CLUSTER_HOSTNAME="$name" CLUSTER_ADVERTISE_ADDR=127.0.0.1 CLUSTER_IN_LOCALHOST=true \
     CLUSTER_GOSSIP_BIND_PORT="$gossip" CLUSTER_DATA_BIND_PORT="$data" CLUSTER_JOIN="$join" \
     RAFT_PORT="$raft" RAFT_INTERNAL_RPC_PORT="$rpc" RAFT_JOIN="$raftjoin" RAFT_BOOTSTRAP_EXPECT="$expect" \
-    GRPC_PORT="$grpc" GO_PROFILING_PORT=$((grpc - 44000)) \
+    GRPC_PORT="$grpc" GO_PROFILING_PORT=$((grpc - 3000)) \
     setsid "$WEAVIATE_BIN" --host 127.0.0.1 --port "$http" --scheme http >"$WVROOT/$name/log" 2>&1 &
   echo $! >"$WVROOT/$name/pid"
   local i
@@ -75,7 +78,7 @@ _cluster_node() {
     join=""
     for m in 1 2 3; do [ "$m" != "$n" ] && join="$join${join:+,}127.0.0.1:$((7200 + 10 * m))"; done
   fi
-  _weaviate_node "c$n" $((8090 + n)) $((7200 + 10 * n)) $((7201 + 10 * n)) $((8400 + 10 * n)) $((8401 + 10 * n)) $((50060 + n)) 3 \
+  _weaviate_node "c$n" $((8090 + n)) $((7200 + 10 * n)) $((7201 + 10 * n)) $((8400 + 10 * n)) $((8401 + 10 * n)) $((9060 + n)) 3 \
     "$join" "c1:8410,c2:8420,c3:8430"
 }
 
@@ -87,7 +90,7 @@ weaviate_up() {
   local s=$SECONDS
   if [ "$nodes" = 1 ]; then
     rm -rf "$WVROOT/node1"
-    _weaviate_node node1 8081 7110 7111 8310 8311 50051 1 "" node1:8310
+    _weaviate_node node1 8081 7110 7111 8310 8311 9051 1 "" node1:8310
     QUARRY_TEST_WEAVIATE_URL="weaviate://127.0.0.1:8081"
     export QUARRY_TEST_WEAVIATE_URL
     echo "weaviate up: $QUARRY_TEST_WEAVIATE_URL ($((SECONDS - s)) s)"
