@@ -101,6 +101,17 @@ func (q Quantization) String() string {
 	return fmt.Sprintf("Quantization(%d)", uint8(q))
 }
 
+// resolve maps the default to what it stands for and refuses unknown values.
+func (q Quantization) resolve() (Quantization, error) {
+	switch q {
+	case QuantizationDefault:
+		return QuantizationInt8, nil
+	case QuantizationNone, QuantizationInt8:
+		return q, nil
+	}
+	return 0, fmt.Errorf("hnsw: unknown quantization %v", q)
+}
+
 // quantTrainMin is the node count at which an int8 index first fits its
 // quantizer; smaller graphs walk on float32, where a search costs microseconds
 // anyway. The quantizer is refitted to all vectors each time the node count
@@ -168,16 +179,13 @@ func New(dim int, cfg Config) (*Index, error) {
 	if cfg.EfConstruction == 0 {
 		cfg.EfConstruction = DefaultEfConstruction
 	}
-	switch cfg.Quantization {
-	case QuantizationDefault:
-		cfg.Quantization = QuantizationInt8
-	case QuantizationNone, QuantizationInt8:
-	default:
-		return nil, fmt.Errorf("hnsw: unknown quantization %v", cfg.Quantization)
+	quant, err := cfg.Quantization.resolve()
+	if err != nil {
+		return nil, err
 	}
 	x := &Index{
 		dim: dim, m: cfg.M, m0: 2 * cfg.M, efc: max(cfg.EfConstruction, cfg.M), efs: cfg.EfSearch,
-		seed: cfg.Seed, ml: 1 / math.Log(float64(cfg.M)), maxLevel: -1, quant: cfg.Quantization,
+		seed: cfg.Seed, ml: 1 / math.Log(float64(cfg.M)), maxLevel: -1, quant: quant,
 	}
 	x.pcg = rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)
 	x.rng = rand.New(x.pcg)
@@ -199,20 +207,16 @@ func (x *Index) Config() Config {
 // SetQuantization changes what Search walks the graph on, fitting or
 // dropping the int8 codes. The graph itself is unchanged.
 func (x *Index) SetQuantization(q Quantization) error {
-	if q == QuantizationDefault {
-		q = QuantizationInt8
+	q, err := q.resolve()
+	if err != nil {
+		return err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	switch q {
-	case QuantizationNone:
+	if q == QuantizationNone {
 		x.z, x.codes = nil, nil
-	case QuantizationInt8:
-		if x.z == nil && x.n >= quantTrainMin {
-			x.fitQuantizer()
-		}
-	default:
-		return fmt.Errorf("hnsw: unknown quantization %v", q)
+	} else if x.z == nil && x.n >= quantTrainMin {
+		x.fitQuantizer()
 	}
 	x.quant = q
 	return nil
