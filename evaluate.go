@@ -51,7 +51,7 @@ func (kb *KB) EvalRetrieval(ctx context.Context, req RetrievalEval) (*eval.Retri
 // reference, sources).
 type AnswerEval struct {
 	Golden string
-	// Corpus is recorded in the report: the folder the caller ingested.
+	// Corpus is recorded in the report: the folders the caller ingested.
 	Corpus string
 	// Judge is "deterministic" (the default: no model) or "llm", which
 	// judges with JudgeModel, else the llm setting.
@@ -62,6 +62,8 @@ type AnswerEval struct {
 	TopK    int
 	Post    []string
 	Compare []string
+	// MinRelevance is every answer's relevance floor (AskRequest).
+	MinRelevance float64
 	// Gates such as "faithfulness>=0.85" judge the first configuration.
 	Gates []string
 }
@@ -86,7 +88,7 @@ func (kb *KB) EvalAnswers(ctx context.Context, req AnswerEval) (*eval.AnswerRepo
 		return nil, err
 	}
 	answerer := func(c eval.AnswerConfig) (eval.Answerer, error) {
-		a := answerer{kb: kb, req: AskRequest{TopK: req.TopK, Mode: req.Mode, Post: c.Post}}
+		a := answerer{kb: kb, req: AskRequest{TopK: req.TopK, Mode: req.Mode, Post: c.Post, MinRelevance: req.MinRelevance}}
 		return a, kb.CheckAsk(ctx, Developer(), a.req)
 	}
 	rep, err := eval.RunAnswers(ctx, golden, eval.AnswerConfigs(req.Post, req.Compare), answerer, judge, gates)

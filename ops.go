@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 
@@ -352,6 +353,9 @@ type AskRequest struct {
 	// Transforms are query transforms after the knowledge base's own
 	// (retrieve.NewTransform); they need a chat model.
 	Transforms []string
+	// MinRelevance overrides the relevance floor (search.min_relevance)
+	// when positive, at most 1; negative turns it off for this question.
+	MinRelevance float64
 }
 
 // AskResult is a cited answer.
@@ -362,7 +366,12 @@ type AskResult struct {
 	// JSON is the structured answer, when the request had a schema.
 	JSON       json.RawMessage `json:"json,omitempty" doc:"The structured answer, when a schema was given"`
 	Extractive bool            `json:"extractive" doc:"True when the answer quotes passages because no chat model is configured" jsonschema:"true when the answer quotes the passages because no chat model is configured"`
-	Citations  []Passage       `json:"citations" doc:"The passages cited; rank is the n of the [n] marker" jsonschema:"the passages the answer cites; rank is the n of its [n] marker"`
+	// Abstained reports that nothing retrieved passed the relevance
+	// floor: the answer says so and cites nothing.
+	Abstained bool `json:"abstained,omitempty" doc:"True when no passage was relevant enough: the answer says the knowledge base has nothing on the question and cites nothing" jsonschema:"true when no passage was relevant enough to answer from; the answer then cites nothing"`
+	// Relevance is how much of the question the best passage covers, 0 to 1.
+	Relevance float64   `json:"relevance" doc:"How much of the question the best retrieved passage covers, from 0 to 1" jsonschema:"how much of the question the best retrieved passage covers, from 0 to 1"`
+	Citations []Passage `json:"citations" doc:"The passages cited; rank is the n of the [n] marker" jsonschema:"the passages the answer cites; rank is the n of its [n] marker"`
 	// Mode is the retrieval mode that ran.
 	Mode string `json:"mode"`
 	// Query is the retrieval query after the transforms; Queries all of
@@ -444,7 +453,10 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 			{Name: "web", Retriever: &retrieve.SearXNG{BaseURL: kb.web}},
 		}}
 	}
-	r := rag.Request{Question: req.Question, Filter: req.Filter, TopK: topK}
+	if req.MinRelevance > 1 || math.IsNaN(req.MinRelevance) {
+		return nil, invalid(fmt.Errorf("min relevance %g: use a share up to 1, or a negative number for none", req.MinRelevance))
+	}
+	r := rag.Request{Question: req.Question, Filter: req.Filter, TopK: topK, MinRelevance: req.MinRelevance}
 	if len(req.Schema) > 0 {
 		if !json.Valid(req.Schema) {
 			return nil, invalid(errors.New("the answer schema is not JSON"))
@@ -478,8 +490,9 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 }
 
 func (a *asking) result(ans *rag.Answer) *AskResult {
-	out := &AskResult{Answer: ans.Text, JSON: ans.JSON, Extractive: ans.Extractive, Citations: make([]Passage, len(ans.Citations)),
-		Mode: string(a.mode), Query: ans.Query, Queries: ans.Queries, Thread: a.thread, SourceErrors: ans.SourceErrors, Usage: ans.Usage, Raw: ans}
+	out := &AskResult{Answer: ans.Text, JSON: ans.JSON, Extractive: ans.Extractive, Abstained: ans.Abstained, Relevance: ans.Relevance,
+		Citations: make([]Passage, len(ans.Citations)),
+		Mode:      string(a.mode), Query: ans.Query, Queries: ans.Queries, Thread: a.thread, SourceErrors: ans.SourceErrors, Usage: ans.Usage, Raw: ans}
 	for i, ct := range ans.Citations {
 		out.Citations[i] = citation(ct)
 	}

@@ -745,13 +745,26 @@ func (kb *KB) CheckModel(c *store.Collection) error {
 // pipeline fills the parts of an answer pipeline every answer shares.
 func (kb *KB) pipeline(retr *retrieve.Collection, chat llm.ChatModel) *rag.Pipeline {
 	return &rag.Pipeline{
-		Retriever:  retr,
-		Model:      chat,
-		TopK:       kb.cfg.Search.TopK,
-		Extractive: rag.Extractive{Embedder: kb.emb},
-		Logger:     kb.log,
-		Stage:      kb.stage,
+		Retriever:    retr,
+		Model:        chat,
+		TopK:         kb.cfg.Search.TopK,
+		Extractive:   rag.Extractive{Embedder: kb.emb},
+		MinRelevance: kb.minRelevance(),
+		Logger:       kb.log,
+		Stage:        kb.stage,
 	}
+}
+
+// minRelevance is the answers' relevance floor: search.min_relevance, or
+// the rule for the embedder when it is 0; none when it is negative.
+func (kb *KB) minRelevance() float64 {
+	switch v := kb.cfg.Search.MinRelevance; {
+	case v < 0:
+		return 0
+	case v > 0:
+		return v
+	}
+	return rag.MinRelevanceFor(kb.emb.Model())
 }
 
 // StoreURL is the store's address with any password hidden, for people

@@ -90,6 +90,10 @@ type Search struct {
 	// reranker as --post rerank= takes it (cohere, jina, voyage, llm,
 	// tei@URL, openai-compatible@URL).
 	Rerank string `koanf:"rerank"`
+	// MinRelevance is the relevance floor of answers (rag.Relevance): 0
+	// is the rule for the collection's embedder (rag.MinRelevanceFor), a
+	// negative value turns the floor off.
+	MinRelevance float64 `koanf:"min_relevance"`
 }
 
 // CollectionSettings override settings for one collection.
@@ -243,6 +247,9 @@ func (c Config) Check() error {
 	default:
 		return invalidSetting("search.mode", "search.mode %q: use auto, vector, keyword or hybrid", c.Search.Mode)
 	}
+	if c.Search.MinRelevance > 1 {
+		return invalidSetting("search.min_relevance", "search.min_relevance must be at most 1, got %g", c.Search.MinRelevance)
+	}
 	if c.Search.TopK <= 0 {
 		return invalidSetting("search.top_k", "search.top_k must be positive, got %d", c.Search.TopK)
 	}
@@ -266,7 +273,8 @@ func toMap(c Config) map[string]any {
 		"chunking.splitter": c.Chunking.Splitter, "chunking.max_tokens": c.Chunking.MaxTokens,
 		"chunking.overlap_tokens": c.Chunking.OverlapTokens,
 		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK, "search.rerank": c.Search.Rerank,
-		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
+		"search.min_relevance": c.Search.MinRelevance,
+		"ingest.batch_size":    c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
 		"ingest.ocr": c.Ingest.OCR,
 	}
 }
@@ -327,6 +335,10 @@ top_k = ` + strconv.Itoa(c.Search.TopK) + `
 # Rerank every answer's passages: off, or cohere, jina, voyage, llm, tei@URL, openai-compatible@URL.
 # A collection can have its own: [collections.NAME] rerank = "off".
 rerank = ` + q(c.Search.Rerank) + `
+# Answers abstain when the best passage covers less of the question than this (0 to 1):
+# 0 is the rule for the embedder (0.5 with the offline hash embedder, none with a semantic
+# one), a negative value never abstains.
+min_relevance = ` + strconv.FormatFloat(c.Search.MinRelevance, 'g', -1, 64) + `
 
 [ingest]
 batch_size = ` + strconv.Itoa(c.Ingest.BatchSize) + `

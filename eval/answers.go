@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/rag"
 )
 
@@ -20,6 +22,9 @@ type CaseResult struct {
 	Cited    []int            `json:"cited"`
 	Scores   map[string]Score `json:"scores"`
 	Seconds  float64          `json:"seconds"`
+	// Abstained and Relevance are the answer's (rag.Answer).
+	Abstained bool    `json:"abstained,omitempty"`
+	Relevance float64 `json:"relevance"`
 	// Error is why the case could not be answered or judged; its scores
 	// then count as 0.
 	Error string `json:"error,omitempty"`
@@ -46,6 +51,10 @@ type Answerer interface {
 // the context's end stops the run.
 func EvaluateAnswers(ctx context.Context, name string, p Answerer, golden []Golden, judge Judge) (*AnswerRun, error) {
 	run := &AnswerRun{Name: name, Judge: judge.Name(), Mean: map[string]float64{}}
+	an, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	for _, g := range golden {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -54,7 +63,7 @@ func EvaluateAnswers(ctx context.Context, name string, p Answerer, golden []Gold
 		cr := CaseResult{Golden: g, Scores: map[string]Score{}}
 		a, err := p.Ask(ctx, rag.Request{Question: g.Question})
 		if err == nil {
-			cr.Answer = a.Text
+			cr.Answer, cr.Abstained, cr.Relevance = a.Text, a.Abstained, a.Relevance
 			for _, c := range a.Passages {
 				cr.Passages = append(cr.Passages, Passage{Source: c.Source, Text: c.Text})
 			}
@@ -64,6 +73,9 @@ func EvaluateAnswers(ctx context.Context, name string, p Answerer, golden []Gold
 			var scores map[string]Score
 			if scores, err = judge.Judge(ctx, Sample{Golden: g, Answer: a.Text, Passages: cr.Passages}); err == nil {
 				cr.Scores = scores
+			}
+			for m, sc := range sentenceScores(an, g, a) {
+				cr.Scores[m] = sc
 			}
 		}
 		if err != nil {
@@ -82,6 +94,18 @@ func EvaluateAnswers(ctx context.Context, name string, p Answerer, golden []Gold
 		}
 		run.Mean[m] = sum / float64(len(run.Cases))
 	}
+	for _, m := range SentenceMetrics {
+		sum, n := 0.0, 0
+		for _, c := range run.Cases {
+			if sc, ok := c.Scores[m]; ok {
+				sum += sc.Score
+				n++
+			}
+		}
+		if n > 0 {
+			run.Mean[m] = sum / float64(n)
+		}
+	}
 	return run, nil
 }
 
@@ -96,19 +120,16 @@ type AnswerGate struct {
 var answerGateRE = regexp.MustCompile(`^\s*([A-Za-z_]+)\s*(>=|<=|>|<)\s*([0-9.eE+-]+)\s*$`)
 
 // ParseAnswerGate reads "metric op value" for an answer metric
-// (faithfulness, answer_relevancy or contextual_precision).
+// (AnswerMetrics, SentenceMetrics).
 func ParseAnswerGate(s string) (AnswerGate, error) {
 	m := answerGateRE.FindStringSubmatch(s)
 	if m == nil {
 		return AnswerGate{}, fmt.Errorf("gate %q: write it as metric>=value, such as faithfulness>=0.85", s)
 	}
 	metric := strings.ToLower(m[1])
-	known := false
-	for _, x := range AnswerMetrics {
-		known = known || x == metric
-	}
-	if !known {
-		return AnswerGate{}, fmt.Errorf("gate %q: unknown answer metric %q (use %s)", s, m[1], strings.Join(AnswerMetrics, ", "))
+	all := append(slices.Clip(AnswerMetrics), SentenceMetrics...)
+	if !slices.Contains(all, metric) {
+		return AnswerGate{}, fmt.Errorf("gate %q: unknown answer metric %q (use %s)", s, m[1], strings.Join(all, ", "))
 	}
 	v, err := strconv.ParseFloat(m[3], 64)
 	if err != nil || math.IsNaN(v) {

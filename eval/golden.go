@@ -13,7 +13,9 @@ import (
 // person would give, and the sources that hold it. In JSONL, one object a
 // line:
 //
-//	{"id": "q1", "question": "…", "reference": "…", "sources": ["docs/search.md"]}
+//	{"id": "q1", "question": "…", "reference": "…", "sources": ["docs/search.md"],
+//	 "answers": ["the sentence of docs/search.md that answers it"]}
+//	{"id": "q2", "question": "…", "unanswerable": true}
 //
 // "answer", "reference_answer", "expected_answer" and "expected_output" are
 // read as reference; "relevant_sources" as sources; "input" as question.
@@ -22,6 +24,12 @@ type Golden struct {
 	Question  string   `json:"question"`
 	Reference string   `json:"reference"`
 	Sources   []string `json:"sources"`
+	// Answers are the sentences of the sources that answer the question,
+	// as written there: what an extractive answer should quote.
+	Answers []string `json:"answers,omitempty"`
+	// Unanswerable marks a question the corpus does not answer: the
+	// answer should abstain.
+	Unanswerable bool `json:"unanswerable,omitempty"`
 }
 
 // UnmarshalJSON accepts the field names golden sets are written with.
@@ -37,13 +45,15 @@ func (g *Golden) UnmarshalJSON(b []byte) error {
 		ExpectedOutput  string   `json:"expected_output"`
 		Sources         []string `json:"sources"`
 		RelevantSources []string `json:"relevant_sources"`
+		Answers         []string `json:"answers"`
+		Unanswerable    bool     `json:"unanswerable"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*g = Golden{ID: string(v.ID), Question: first(v.Question, v.Input),
 		Reference: first(v.Reference, v.ReferenceAnswer, v.Answer, v.ExpectedAnswer, v.ExpectedOutput),
-		Sources:   append(v.Sources, v.RelevantSources...)}
+		Sources:   append(v.Sources, v.RelevantSources...), Answers: v.Answers, Unanswerable: v.Unanswerable}
 	return nil
 }
 
@@ -72,6 +82,9 @@ func ReadGolden(r io.Reader) ([]Golden, error) {
 		}
 		if g.ID == "" {
 			g.ID = fmt.Sprintf("%d", len(out)+1)
+		}
+		if g.Unanswerable && (len(g.Sources) > 0 || len(g.Answers) > 0 || g.Reference != "") {
+			return fmt.Errorf("line %d: an unanswerable case has no sources, answers or reference", n)
 		}
 		if seen[g.ID] {
 			return fmt.Errorf("line %d: id %q repeats an earlier case", n, g.ID)

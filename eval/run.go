@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -271,8 +272,14 @@ func RunAnswers(ctx context.Context, golden []Golden, configs []AnswerConfig, an
 func (r *AnswerReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%s: %d questions, judge %s\n\n", r.Golden, r.questions, r.Judge)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	metrics := slices.Clip(AnswerMetrics)
+	for _, m := range SentenceMetrics {
+		if _, ok := r.Runs[0].Mean[m]; ok {
+			metrics = append(metrics, m)
+		}
+	}
 	fmt.Fprint(tw, "config\t")
-	for _, m := range AnswerMetrics {
+	for _, m := range metrics {
 		fmt.Fprintf(tw, "%s\t", m)
 	}
 	fmt.Fprintln(tw, "failed\t")
@@ -284,7 +291,7 @@ func (r *AnswerReport) WriteTable(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t", run.Name)
-		for _, m := range AnswerMetrics {
+		for _, m := range metrics {
 			fmt.Fprintf(tw, "%.4f\t", run.Mean[m])
 		}
 		fmt.Fprintf(tw, "%d\t\n", failed)

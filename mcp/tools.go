@@ -99,6 +99,8 @@ type AskInput struct {
 	Post       []string `json:"post,omitempty" jsonschema:"post-processors after the server's own: dedupe, mmr, threshold, adaptive, neighbours, pack, rerank=cohere|jina|voyage|llm"`
 	Transforms []string `json:"transforms,omitempty" jsonschema:"query transforms (need a chat model): rewrite, hyde, decompose, multi-query"`
 	Schema     any      `json:"schema,omitempty" jsonschema:"a JSON Schema: the answer is JSON valid against it (needs a chat model)"`
+	// MinRelevance is AskRequest.MinRelevance.
+	MinRelevance float64 `json:"min_relevance,omitempty" jsonschema:"abstain when the best passage covers less of the question than this (0 to 1); the server's floor when omitted, none when negative"`
 }
 
 // AskOutput is the structured result of knowledge_ask.
@@ -388,7 +390,8 @@ func (s *Server) ask(ctx context.Context, req *sdk.CallToolRequest, in AskInput)
 		}
 	}
 	ans, err := s.kb.Ask(ctx, sc, quarry.AskRequest{Collection: in.Collection, Question: in.Question, Mode: in.Mode, Filter: f, TopK: in.TopK,
-		Thread: in.Thread, Memory: in.Memory, Post: in.Post, Transforms: in.Transforms, Schema: schema})
+		Thread: in.Thread, Memory: in.Memory, Post: in.Post, Transforms: in.Transforms, Schema: schema,
+		MinRelevance: in.MinRelevance})
 	if err != nil {
 		return nil, out, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +41,10 @@ type Extractive struct {
 type Quote struct {
 	Text string `json:"text"`
 	N    int    `json:"n"`
+	// Line is the line of the passage's source the sentence starts on,
+	// when the passage knows its lines; the text is quoted without its
+	// markup, so the line is where to read it as written.
+	Line int `json:"line,omitempty"`
 }
 
 // NoPassages is the extractive answer when retrieval found nothing.
@@ -48,9 +53,11 @@ const NoPassages = "The knowledge base has no passage that matches the question.
 // sentence is a candidate for an extractive answer.
 type sentence struct {
 	n, pos int    // passage number (from 1), position in the passage
+	line   int    // the passage line it starts on, from 0
 	text   string // as it appears in the passage, spaces collapsed
 	terms  map[string]int
-	length int // terms, counted with repeats
+	seq    []string // terms in reading order
+	length int      // terms, counted with repeats
 	rel    float64
 }
 
@@ -66,6 +73,10 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 	cfg := p.Extractive
 	a := r.answer()
 	a.Extractive, a.Citations = true, []Citation{}
+	if r.abstained {
+		a.Text = NotRelevant
+		return a, p.record(ctx, r, a)
+	}
 	if len(r.passages) == 0 {
 		a.Text = NoPassages
 		return a, p.record(ctx, r, a)
@@ -78,11 +89,12 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 	var cands []*sentence
 	for i, d := range top {
 		for j, s := range sentences(d.Content) {
-			st := &sentence{n: i + 1, pos: j, text: s, terms: map[string]int{}}
-			for _, t := range an.Analyze(s) {
+			st := &sentence{n: i + 1, pos: j, text: s.text, line: s.line, terms: map[string]int{}}
+			st.seq = an.Analyze(s.text)
+			for _, t := range st.seq {
 				st.terms[t]++
-				st.length++
 			}
+			st.length = len(st.seq)
 			if st.length > 0 {
 				cands = append(cands, st)
 			}
@@ -92,10 +104,10 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 		a.Text = NoPassages
 		return a, p.record(ctx, r, a)
 	}
-	query := questionTerms(an.Analyze(r.req.Question))
+	query := questionTerms(an, r.req.Question)
 	if len(query) == 0 { // a question of stop words only
 		if keep, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: cfg.Language, KeepStopWords: true}); err == nil {
-			query = questionTerms(keep.Analyze(r.req.Question))
+			query = questionTerms(keep, r.req.Question)
 		}
 	}
 	var cos []float64
@@ -104,7 +116,7 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 			return nil, fmt.Errorf("extractive answer: %w", err)
 		}
 	}
-	score(cands, query, headingCoverage(an, top, query), cos)
+	score(cands, query, headingCoverage(an, top, query), termStatsOf(an, query, top).cover(nil), cos)
 	picked := pick(cands, orDefault(cfg.MaxSentences, 4), orDefault(cfg.MaxChars, 700))
 
 	// Read in the passages' order of relevance, each passage's sentences in
@@ -128,7 +140,11 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(s.text + " [" + strconv.Itoa(s.n) + "]")
-		a.Quotes = append(a.Quotes, Quote{Text: s.text, N: s.n})
+		q := Quote{Text: s.text, N: s.n}
+		if start := top[s.n-1].Provenance.LineStart; start > 0 {
+			q.Line = start + s.line
+		}
+		a.Quotes = append(a.Quotes, q)
 		cited[s.n] = true
 	}
 	a.Text = b.String()
@@ -147,14 +163,21 @@ func orDefault(v, def int) int {
 	return def
 }
 
-// interrogatives ask rather than say what is asked about; analyzers keep
-// some of them.
-var interrogatives = map[string]bool{"what": true, "when": true, "where": true, "which": true,
-	"who": true, "whom": true, "whose": true, "why": true, "how": true}
+// questionWords ask rather than say what is asked about: interrogatives,
+// auxiliaries and the asker's pronouns, which analyzers keep and which a
+// passage that answers seldom repeats ("How do I…", "Can you…").
+const questionWords = "what when where which who whom whose why how " +
+	"do does did can could should would will shall may might must " +
+	"i me my we our you your"
 
-// questionTerms are the question's distinct terms, question words left out.
-func questionTerms(ts []string) []string {
-	ts = slices.DeleteFunc(ts, func(t string) bool { return interrogatives[t] })
+// questionTerms are the question's distinct terms, analysed by an,
+// question words left out.
+func questionTerms(an *bm25.Analyzer, question string) []string {
+	drop := map[string]bool{}
+	for _, t := range an.Analyze(questionWords) {
+		drop[t] = true
+	}
+	ts := slices.DeleteFunc(an.Analyze(question), func(t string) bool { return drop[t] })
 	slices.Sort(ts)
 	return slices.Compact(ts)
 }
@@ -209,7 +232,11 @@ func cosines(ctx context.Context, e embed.Embedder, question string, cands []*se
 
 // score sets each candidate's relevance in [0, ~1.2]; 0 means the sentence
 // shares nothing with the question.
-func score(cands []*sentence, query []string, heading map[int]float64, cos []float64) {
+func score(cands []*sentence, query []string, heading map[int]float64, fit []float64, cos []float64) {
+	bestFit := 0.0
+	for _, f := range fit {
+		bestFit = max(bestFit, f)
+	}
 	const k1, b = 1.2, 0.75
 	n := float64(len(cands))
 	df := map[string]int{}
@@ -276,8 +303,63 @@ func score(cands []*sentence, query []string, heading map[int]float64, cos []flo
 		}
 		rel /= 1 + 0.06*float64(s.n-1)
 		rel += 0.15 * heading[s.n] * rel
+		if bestFit > 0 {
+			// A sentence of the passage that covers the question best
+			// (weighted by rarity) is likelier to answer it than an equally
+			// worded one from a passage that covers it in part.
+			rel *= fitFloor + (1-fitFloor)*fit[s.n-1]/bestFit
+		}
+		rel *= 1 + proxWeight*proximity(s.seq, query)
 		s.rel = rel
 	}
+}
+
+// Weights of the passage's fit and of the question's terms' proximity.
+var fitFloor, proxWeight = 0.3, 0.2
+
+var stopShare = 0.4
+
+// proximity is, for a sentence holding two or more of the query's terms,
+// how tightly they sit: distinct terms matched over the length of the
+// shortest run of the sentence's terms that holds them all; 0 otherwise.
+func proximity(seq, query []string) float64 {
+	want := map[string]bool{}
+	for _, q := range query {
+		want[q] = true
+	}
+	distinct := map[string]bool{}
+	for _, t := range seq {
+		if want[t] {
+			distinct[t] = true
+		}
+	}
+	k := len(distinct)
+	if k < 2 {
+		return 0
+	}
+	best := len(seq) + 1
+	count := map[string]int{}
+	have, lo := 0, 0
+	for hi, t := range seq {
+		if !want[t] {
+			continue
+		}
+		if count[t] == 0 {
+			have++
+		}
+		count[t]++
+		for have == k {
+			best = min(best, hi-lo+1)
+			if u := seq[lo]; want[u] {
+				count[u]--
+				if count[u] == 0 {
+					have--
+				}
+			}
+			lo++
+		}
+	}
+	return float64(k) / float64(best)
 }
 
 // pick chooses sentences by maximal marginal relevance (λ = 0.7, Jaccard
@@ -313,7 +395,7 @@ func pick(cands []*sentence, maxSentences, maxChars int) []*sentence {
 		used[bi] = true
 		if len(picked) == 0 {
 			top = s.rel
-		} else if s.rel < 0.4*top {
+		} else if s.rel < stopShare*top {
 			break
 		}
 		if len(picked) > 0 && chars+utf8.RuneCountInString(s.text) > maxChars {
@@ -369,21 +451,49 @@ func jaccard(a, b map[string]int) float64 {
 	return float64(inter) / float64(union)
 }
 
+// passageSentence is a sentence worth quoting and the line of its passage
+// it starts on, counted from 0.
+type passageSentence struct {
+	text string
+	line int
+}
+
 // sentences splits a passage into the sentences worth quoting, each as it
-// appears in the passage with runs of spaces collapsed. Headings, table
-// rows, code blocks and fragments of under four words are left out; list
-// items are quoted without their bullet.
-func sentences(text string) []string {
-	var out []string
+// reads without its markup (plain) and with runs of spaces collapsed.
+// Headings, table rows, code blocks, link definitions, HTML comments and
+// fragments of under four words are left out; list items are quoted
+// without their bullet.
+func sentences(text string) []passageSentence {
+	text = dropComments(text)
+	var out []passageSentence
 	var para []string
+	var lines []int // the passage line of each line in para
 	flush := func() {
-		if len(para) > 0 {
-			out = append(out, splitSentences(strings.Join(para, " "))...)
-			para = para[:0]
+		if len(para) == 0 {
+			return
 		}
+		// Lines are joined by one space after their own spaces are
+		// collapsed, so an offset in the paragraph maps back to its line.
+		joined := strings.Join(para, " ")
+		starts := make([]int, len(para))
+		off := 0
+		for i, l := range para {
+			starts[i] = off
+			off += len(l) + 1
+		}
+		for _, sp := range splitSentences(joined) {
+			i, _ := slices.BinarySearch(starts, sp.start)
+			if i == len(starts) || starts[i] > sp.start {
+				i--
+			}
+			out = append(out, passageSentence{text: plain(joined[sp.start:sp.end]), line: lines[i]})
+		}
+		para, lines = para[:0], lines[:0]
 	}
-	fence := false
+	fence := startsInFence(text)
+	n := -1
 	for line := range strings.Lines(text) {
+		n++
 		t := strings.TrimSpace(line)
 		if isFence(line) {
 			flush()
@@ -396,7 +506,8 @@ func sentences(text string) []string {
 		}
 		switch {
 		case strings.HasPrefix(t, "#"), strings.HasPrefix(t, "|"), strings.HasPrefix(t, ">"),
-			strings.Trim(t, "-*_= ") == "", strings.HasPrefix(line, "    "), strings.HasPrefix(line, "\t"):
+			strings.Trim(t, "-*_= ") == "", strings.HasPrefix(line, "    "), strings.HasPrefix(line, "\t"),
+			linkDefinition.MatchString(t):
 			flush()
 			continue
 		}
@@ -404,16 +515,98 @@ func sentences(text string) []string {
 			flush()
 			t = rest
 		}
-		para = append(para, t)
+		para = append(para, strings.Join(strings.Fields(t), " "))
+		lines = append(lines, n)
 	}
 	flush()
 	kept := out[:0]
 	for _, s := range out {
-		if len(strings.Fields(s)) >= 4 && letterShare(s) >= 0.5 {
+		if len(strings.Fields(s.text)) >= 4 && letterShare(s.text) >= 0.5 {
 			kept = append(kept, s)
 		}
 	}
 	return kept
+}
+
+// startsInFence reports whether a passage begins inside a fenced code
+// block, as a chunk cut from the middle of one does. A block's opening
+// fence may name its language and its closing one never does, so a first
+// fence that is bare closes a block when the next fence names a language,
+// or when the fences do not pair up.
+func startsInFence(text string) bool {
+	var fences []string
+	for line := range strings.Lines(text) {
+		if isFence(line) {
+			fences = append(fences, strings.Trim(strings.TrimSpace(line), "`~"))
+		}
+	}
+	if len(fences) == 0 || fences[0] != "" {
+		return false
+	}
+	return len(fences)%2 == 1 || fences[1] != ""
+}
+
+// dropComments blanks HTML comments, keeping their line breaks so lines
+// still count from the passage's first.
+func dropComments(text string) string {
+	if !strings.Contains(text, "<!--") {
+		return text
+	}
+	return htmlComment.ReplaceAllStringFunc(text, func(c string) string {
+		return strings.Repeat("\n", strings.Count(c, "\n"))
+	})
+}
+
+var (
+	htmlComment    = regexp.MustCompile(`(?s)<!--.*?(-->|$)`)
+	linkDefinition = regexp.MustCompile(`^\[[^\]]+\]:\s*\S+`)
+	// Outside code spans: images and links keep their text, HTML tags
+	// and heading anchors go, emphasis markers go.
+	mdImage     = regexp.MustCompile(`!\[([^\]]*)\]\([^)]*\)`)
+	mdLink      = regexp.MustCompile(`\[([^\]]+)\](\([^)]*\)|\[[^\]]*\])`)
+	htmlTag     = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(\s[^<>]*)?/?>`)
+	anchor      = regexp.MustCompile(`\s*\{#[^}]*\}`)
+	strong      = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	emphasis    = regexp.MustCompile(`\*([^*\s][^*]*)\*`)
+	escapedMark = regexp.MustCompile(`\\([\\*_\[\]()#<>!])`)
+	codeSpanRE  = regexp.MustCompile("`[^`]+`")
+	placeholder = regexp.MustCompile("\x00[0-9]+\x00")
+)
+
+// Plain is text as an extractive answer quotes it: without HTML comments,
+// Markdown and HTML markup, with runs of spaces collapsed.
+func Plain(text string) string { return plain(dropComments(text)) }
+
+// plain is a sentence without its Markdown and HTML markup: links and
+// images read as their text, tags, anchors and emphasis go, escapes are
+// undone. Code spans are kept whole, backticks included, for code reads
+// as code.
+func plain(s string) string {
+	if !strings.ContainsAny(s, "[]<>*{\\") {
+		return s
+	}
+	// Code spans step aside behind placeholders, so a link whose text is
+	// code ("[`os.Stat`](/pkg/os#Stat)") still reads as its text while
+	// the code itself is never touched.
+	var spans []string
+	s = codeSpanRE.ReplaceAllStringFunc(s, func(c string) string {
+		spans = append(spans, c)
+		return "\x00" + strconv.Itoa(len(spans)-1) + "\x00"
+	})
+	s = mdImage.ReplaceAllString(s, "$1")
+	s = mdLink.ReplaceAllString(s, "$1")
+	s = htmlTag.ReplaceAllString(s, "")
+	s = anchor.ReplaceAllString(s, "")
+	s = strong.ReplaceAllString(s, "$1")
+	s = emphasis.ReplaceAllString(s, "$1")
+	s = escapedMark.ReplaceAllString(s, "$1")
+	if len(spans) > 0 {
+		s = placeholder.ReplaceAllStringFunc(s, func(p string) string {
+			i, _ := strconv.Atoi(p[1 : len(p)-1])
+			return spans[i]
+		})
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // cutBullet removes a list marker ("- ", "* ", "+ ", "1. ", "2) ").
@@ -439,13 +632,15 @@ var abbreviations = map[string]bool{
 	"dr": true, "st": true, "no": true, "fig": true, "approx": true, "al": true, "ca": true, "resp": true,
 }
 
-// splitSentences cuts a paragraph after '.', '!', '?' or '…' (and any
-// closing quotes or brackets) when a space and then an uppercase letter, a
-// digit or an opening quote, bracket or backtick follow; abbreviations and
-// initials do not end sentences.
-func splitSentences(p string) []string {
-	p = strings.Join(strings.Fields(p), " ")
-	var out []string
+// span is a sentence's byte range in its paragraph.
+type span struct{ start, end int }
+
+// splitSentences cuts a paragraph (spaces already collapsed) after '.',
+// '!', '?' or '…' (and any closing quotes or brackets) when a space and
+// then an uppercase letter, a digit or an opening quote, bracket or
+// backtick follow; abbreviations and initials do not end sentences.
+func splitSentences(p string) []span {
+	var out []span
 	start := 0
 	for i, r := range p {
 		if r != '.' && r != '!' && r != '?' && r != '…' {
@@ -476,11 +671,13 @@ func splitSentences(p string) []string {
 				continue
 			}
 		}
-		out = append(out, strings.TrimSpace(p[start:end]))
+		if start < end {
+			out = append(out, span{start, end})
+		}
 		start = end + 1
 	}
-	if rest := strings.TrimSpace(p[start:]); rest != "" {
-		out = append(out, rest)
+	if start < len(p) {
+		out = append(out, span{start, len(p)})
 	}
 	return out
 }

@@ -25,7 +25,7 @@ func handbook() []*document.Document {
 }
 
 // checkQuotes holds an extractive answer to its promise: each quote occurs
-// in its passage (spacing aside), is followed by its citation, and the
+// in its passage (markup and spacing aside), is followed by its citation, and the
 // citations are exactly the quoted passages.
 func checkQuotes(t *testing.T, a *rag.Answer) {
 	t.Helper()
@@ -35,7 +35,7 @@ func checkQuotes(t *testing.T, a *rag.Answer) {
 	var parts []string
 	cited := map[int]bool{}
 	for _, q := range a.Quotes {
-		content := strings.Join(strings.Fields(a.Passages[q.N-1].Text), " ")
+		content := rag.Plain(a.Passages[q.N-1].Text)
 		if !strings.Contains(content, q.Text) {
 			t.Errorf("quote %q is not in passage %d: %q", q.Text, q.N, content)
 		}

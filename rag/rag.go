@@ -33,6 +33,7 @@ import (
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/llm"
 	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
@@ -97,6 +98,12 @@ type Pipeline struct {
 	MaxTokens int
 	// Extractive configures answers written without a model.
 	Extractive Extractive
+	// MinRelevance is the relevance floor (see Relevance): when the best
+	// passage covers less of the question, no passage is used, an
+	// extractive answer says NotRelevant and a model is asked without
+	// context, so it says the knowledge base had nothing. 0 has no floor;
+	// MinRelevanceFor gives the floor fit for an embedder.
+	MinRelevance float64
 	// Logger receives debug records; slog.Default() when nil.
 	Logger *slog.Logger
 	// Stage, when set, observes the pipeline's stages ("retrieve",
@@ -141,6 +148,9 @@ type Request struct {
 	// read, for they are memory's whole scope (the rag scope and Filter
 	// speak of documents' fields). Needs the pipeline's Memory.
 	Memory []string
+	// MinRelevance overrides the pipeline's relevance floor when positive;
+	// negative turns the floor off.
+	MinRelevance float64
 }
 
 // Answer is a cited answer.
@@ -152,6 +162,12 @@ type Answer struct {
 	JSON json.RawMessage `json:"json,omitempty"`
 	// Extractive reports an answer quoted from the passages, with no model.
 	Extractive bool `json:"extractive"`
+	// Abstained reports that the passages fell under the relevance floor:
+	// none was used, and the answer cites nothing.
+	Abstained bool `json:"abstained,omitempty"`
+	// Relevance is how much of the question the best retrieved passage
+	// covers (see Relevance), whether or not the floor let it through.
+	Relevance float64 `json:"relevance"`
 	// Citations are the passages the answer cites, by number.
 	Citations []Citation `json:"citations"`
 	// Quotes are the sentences of an extractive answer, in order, each with
@@ -211,6 +227,10 @@ type run struct {
 	history  []llm.Message
 	passages []*document.Document
 	failures []retrieve.SourceError
+	// relevance is Relevance of the retrieved passages; abstained says
+	// they fell under the floor and were set aside.
+	relevance float64
+	abstained bool
 }
 
 // Ask answers a question.
@@ -371,9 +391,45 @@ func (p *Pipeline) prepare(ctx context.Context, req Request) (*run, error) {
 		}
 	}
 	r.passages = docs
+	if err := p.judgeRelevance(ctx, r); err != nil {
+		return nil, err
+	}
 	p.logger().DebugContext(ctx, "rag: retrieved", "queries", len(r.queries), "query", r.queries[0],
-		"passages", len(docs), "failed_sources", len(r.failures), "thread", req.Thread)
+		"passages", len(docs), "failed_sources", len(r.failures), "thread", req.Thread,
+		"relevance", r.relevance, "abstained", r.abstained)
 	return r, nil
+}
+
+// judgeRelevance measures the passages' relevance to the question and,
+// under the floor, sets them aside.
+func (p *Pipeline) judgeRelevance(ctx context.Context, r *run) error {
+	floor := p.MinRelevance
+	if r.req.MinRelevance != 0 {
+		floor = r.req.MinRelevance
+	}
+	an, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: p.Extractive.Language})
+	if err != nil {
+		return fmt.Errorf("ask: relevance: %w", err)
+	}
+	query := questionTerms(an, r.req.Question)
+	switch {
+	case len(r.passages) == 0:
+		r.relevance = 0
+	case len(query) == 0:
+		r.relevance = 1
+	default:
+		st := termStatsOf(an, query, r.passages)
+		st.names, st.common = nameTerms(an, r.req.Question), commonTerms(an)
+		known, err := p.probeAbsent(ctx, r, an, st)
+		if err != nil {
+			return err
+		}
+		r.relevance = slices.Max(st.cover(known))
+	}
+	if floor > 0 && len(r.passages) > 0 && r.relevance < floor {
+		r.passages, r.abstained = nil, true
+	}
+	return nil
 }
 
 // maxQueries bounds how many retrieval queries expanders may make.
@@ -505,7 +561,8 @@ func (p *Pipeline) finish(ctx context.Context, r *run, reply string, usage llm.U
 // answer starts the run's Answer: its queries, thread, passages and the
 // sources that failed.
 func (r *run) answer() *Answer {
-	a := &Answer{Query: r.queries[0], Thread: r.req.Thread, Passages: passagesOf(r.passages), SourceErrors: r.failures}
+	a := &Answer{Query: r.queries[0], Thread: r.req.Thread, Passages: passagesOf(r.passages), SourceErrors: r.failures,
+		Abstained: r.abstained, Relevance: r.relevance}
 	if len(r.queries) > 1 {
 		a.Queries = r.queries
 	}

@@ -211,3 +211,35 @@ func RequestFrom(ctx context.Context) (Request, bool) {
 	req, ok := ctx.Value(requestKey{}).(Request)
 	return req, ok
 }
+
+// TermProber is implemented by retrievers that can tell whether any
+// document under a request's scopes holds a word, by keyword search. The
+// answer pipeline's relevance floor asks it about the question's words its
+// best passages lack: a word the knowledge base never uses ("France" in a
+// Go manual) says the question is off its topic, while a common word the
+// passages happen not to use ("long" in "how long") does not.
+type TermProber interface {
+	HasTerms(ctx context.Context, req Request, words []string) ([]bool, error)
+}
+
+// HasTerms implements TermProber: one keyword search per word, under the
+// same merged scopes as Retrieve, so a word only other tenants' documents
+// hold reads as absent.
+func (r *Collection) HasTerms(ctx context.Context, req Request, words []string) ([]bool, error) {
+	if r.Collection == nil {
+		return nil, errors.New("retriever has no collection")
+	}
+	f, err := r.filter(req, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(words))
+	for i, w := range words {
+		hits, err := r.Collection.Search(ctx, store.SearchRequest{Query: w, Mode: store.ModeKeyword, Filter: f, TopK: 1})
+		if err != nil {
+			return nil, fmt.Errorf("probe %q: %w", w, err)
+		}
+		out[i] = len(hits) > 0
+	}
+	return out, nil
+}

@@ -124,6 +124,8 @@ type AskBody struct {
 	Post       []string        `json:"post,omitempty" maxItems:"16" doc:"Post-processors after the server's own: dedupe, mmr[=LAMBDA], threshold[=MIN], adaptive[=MULTIPLIER], neighbours[=WINDOW], pack[=TOKENS], rerank=cohere|jina|voyage|llm (no addresses)"`
 	Transforms []string        `json:"transforms,omitempty" maxItems:"8" doc:"Query transforms (need a chat model): rewrite, hyde, decompose, multi-query"`
 	Schema     json.RawMessage `json:"schema,omitempty" doc:"A JSON Schema: the answer is JSON valid against it (needs a chat model)"`
+	// MinRelevance is AskRequest.MinRelevance.
+	MinRelevance float64 `json:"min_relevance,omitempty" maximum:"1" doc:"Abstain when the best passage covers less of the question than this (0 to 1); the server's floor when 0, none when negative"`
 }
 
 // AskResult is a cited answer.
@@ -484,7 +486,8 @@ func (s *Server) askRequest(ctx context.Context, in *askInput) (quarry.Scope, qu
 	}
 	b := in.Body
 	return s.scope(p), quarry.AskRequest{Collection: in.Collection, Question: b.Question, Mode: b.Mode, Filter: f, TopK: b.TopK,
-		Thread: b.Thread, Memory: b.Memory, Post: b.Post, Transforms: b.Transforms, Schema: b.Schema}, nil
+		Thread: b.Thread, Memory: b.Memory, Post: b.Post, Transforms: b.Transforms, Schema: b.Schema,
+		MinRelevance: b.MinRelevance}, nil
 }
 
 func (s *Server) ask(ctx context.Context, in *askInput) (*body[AskResult], error) {

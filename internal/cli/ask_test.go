@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/store/embedded"
 )
 
@@ -37,6 +38,7 @@ func ingestCorpus(t *testing.T) string {
 type askJSON struct {
 	Answer     string `json:"answer"`
 	Extractive bool   `json:"extractive"`
+	Abstained  bool   `json:"abstained"`
 	Citations  []struct {
 		N        int      `json:"rank"`
 		ID       string   `json:"id"`
@@ -70,6 +72,21 @@ func TestAskExtractive(t *testing.T) {
 		if c.Source != "policies/refunds.md" || c.ID == "" || c.Text == "" || !strings.Contains(a.Answer, fmt.Sprintf("[%d]", c.N)) {
 			t.Errorf("citation %+v of %q", c, a.Answer)
 		}
+	}
+	// A question the knowledge base has nothing on is not answered from
+	// whatever came closest, unless the floor is turned off.
+	code, out, _ = run(t, "", "ask", "What is the capital of France?", "--kb", kb, "--json")
+	var off askJSON
+	if code != 0 || json.Unmarshal([]byte(out), &off) != nil || !off.Abstained || len(off.Citations) != 0 || off.Answer != rag.NotRelevant {
+		t.Errorf("off-topic question: %d %q", code, out)
+	}
+	code, out, _ = run(t, "", "ask", "What is the capital of France?", "--kb", kb, "--json", "--min-relevance", "-1")
+	var on askJSON
+	if code != 0 || json.Unmarshal([]byte(out), &on) != nil || on.Abstained || len(on.Citations) == 0 {
+		t.Errorf("--min-relevance -1: %d %q", code, out)
+	}
+	if code, _, errOut = run(t, "", "ask", "x", "--kb", kb, "--min-relevance", "2"); code != 2 || !strings.Contains(errOut, "relevance") {
+		t.Errorf("--min-relevance 2: %d %q", code, errOut)
 	}
 	// A thread needs no chat model, and --schema does.
 	if code, out, errOut = run(t, "", "ask", "How long does shipping take?", "--kb", kb, "--thread", "t1", "--json"); code != 0 || !strings.Contains(out, `"thread": "t1"`) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ func newEvalCmd(stdio IO) *cobra.Command {
 		model   string
 		report  string
 		quality qualityFlags
+		corpora []string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --beir DIR | --golden FILE",
@@ -35,10 +37,12 @@ keyword field, in a scratch knowledge base with the configured embedder. Metrics
 trec_eval: linear gain, only judged queries count, ties broken by document id.
 --gate sets the exit code: 3 when a gate fails on the first mode.
 
---golden FILE answers each question of a golden set (JSONL: question, reference, sources) with
-the ask pipeline and scores the answers on faithfulness, answer_relevancy and
-contextual_precision, with the deterministic judge (no model, for CI) or an LLM judge.
---corpus DIR ingests a folder into a scratch knowledge base first; --compare runs other
+--golden FILE answers each question of a golden set (JSONL: question, reference, sources,
+answers, unanswerable) with the ask pipeline and scores the answers on faithfulness,
+answer_relevancy and contextual_precision, with the deterministic judge (no model, for CI) or
+an LLM judge; cases with answering sentences or marked unanswerable are also scored on
+sentence_precision, sentence_recall, abstention, answered and markup, which need no judge.
+--corpus DIR ingests a folder into a scratch knowledge base first (repeat it for several); --compare runs other
 post-processing configurations side by side; --report writes a self-contained HTML report;
 --gate 'faithfulness>=0.85' applies to the first configuration.`,
 		Example: `  quarry eval --beir ../shared/data/scifact --mode all
@@ -51,6 +55,7 @@ post-processing configurations side by side; --report writes a self-contained HT
 			if (beir == "") == (golden.Golden == "") {
 				return usageErr(errors.New("eval: give one of --beir DIR or --golden FILE"))
 			}
+			golden.Corpus = strings.Join(corpora, ", ")
 			if golden.Golden == "" || golden.Corpus != "" {
 				cleanup, err := f.scratch("quarry-eval-")
 				if err != nil {
@@ -78,7 +83,7 @@ post-processing configurations side by side; --report writes a self-contained HT
 			} else {
 				if golden.Corpus != "" {
 					// Progress goes to stderr so --json output stays clean.
-					if _, err := runIngest(ctx, IO{In: stdio.In, Out: stdio.Err, Err: stdio.Err}, k, quarry.IngestRequest{Paths: []string{golden.Corpus}}, false); err != nil {
+					if _, err := runIngest(ctx, IO{In: stdio.In, Out: stdio.Err, Err: stdio.Err}, k, quarry.IngestRequest{Paths: corpora}, false); err != nil {
 						return err
 					}
 				}
@@ -124,7 +129,8 @@ post-processing configurations side by side; --report writes a self-contained HT
 	fl.StringArrayVar(&gates, "gate", nil, "fail (exit 3) unless the first mode meets this, e.g. 'ndcg@10>=0.67'")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fl.StringVar(&golden.Golden, "golden", "", "golden set (JSONL: question, reference, sources): answer each question and judge the answers")
-	fl.StringVar(&golden.Corpus, "corpus", "", "with --golden: ingest this folder into a scratch knowledge base first (hermetic runs)")
+	fl.StringArrayVar(&corpora, "corpus", nil, "with --golden: ingest this folder into a scratch knowledge base first (hermetic runs); repeatable")
+	fl.Float64Var(&golden.MinRelevance, "min-relevance", 0, "with --golden: the answers' relevance floor, 0 to 1 (default: search.min_relevance; negative: never abstain)")
 	fl.StringVar(&golden.Judge, "judge", "deterministic", "with --golden: deterministic (no model, for CI) or llm (the --judge-model, else the llm setting)")
 	fl.StringVar(&golden.JudgeModel, "judge-model", "", "with --judge llm: the judge's chat model as provider:model (default: the llm setting)")
 	fl.StringVar(&model, "model", "", "with --golden: the chat model that answers, as provider:model (default: the llm setting; none answers extractively)")

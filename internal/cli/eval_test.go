@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,4 +95,50 @@ func TestEvalGolden(t *testing.T) {
 			t.Errorf("%v: exit %d %q", args, code, errOut)
 		}
 	}
+}
+
+// TestEvalOfflineGate is the CI gate on offline answers: the golden set
+// of eval/testdata/golden/offline.jsonl over Go's documentation and
+// Quarry's docs/, answered extractively with the default relevance floor.
+// The thresholds are issue #24's: quoted sentences that answer or come
+// from a relevant source, answering sentences quoted, abstention on the
+// unanswerable questions, answers to the answerable ones, no markup.
+func TestEvalOfflineGate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ingests Go's documentation")
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	goDoc := filepath.Join(strings.TrimSpace(string(out)), "doc")
+	if _, err := os.Stat(filepath.Join(goDoc, "go_spec.html")); err != nil {
+		t.Skipf("Go's documentation is not at %s: skipped", goDoc)
+	}
+	golden := filepath.Join("..", "..", "eval", "testdata", "golden", "offline.jsonl")
+	code, stdout, errOut := run(t, "", "eval", "--golden", golden, "--corpus", goDoc, "--corpus", filepath.Join("..", "..", "docs"),
+		"--gate", "sentence_precision>=0.80", "--gate", "sentence_recall>=0.60", "--gate", "abstention>=0.9",
+		"--gate", "answered>=0.9", "--gate", "markup<=0", "--json")
+	var rep struct {
+		Runs []struct {
+			Mean map[string]float64 `json:"mean"`
+		} `json:"runs"`
+		Gates []struct {
+			Gate  string  `json:"gate"`
+			Value float64 `json:"value"`
+			Pass  bool    `json:"pass"`
+		} `json:"gates"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Runs) != 1 || len(rep.Gates) != 5 {
+		t.Fatalf("eval: exit %d, %v: %.500q %q", code, err, stdout, errOut)
+	}
+	for _, g := range rep.Gates {
+		if !g.Pass {
+			t.Errorf("gate %s: %.4f", g.Gate, g.Value)
+		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d: %q", code, errOut)
+	}
+	t.Logf("offline answers: %v", rep.Runs[0].Mean)
 }
