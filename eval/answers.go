@@ -70,9 +70,13 @@ func EvaluateAnswers(ctx context.Context, name string, p Answerer, golden []Gold
 			for _, c := range a.Citations {
 				cr.Cited = append(cr.Cited, c.N)
 			}
-			var scores map[string]Score
-			if scores, err = judge.Judge(ctx, Sample{Golden: g, Answer: a.Text, Passages: cr.Passages}); err == nil {
-				cr.Scores = scores
+			// An abstention says nothing for a judge to weigh: it is
+			// scored by the sentence metrics alone.
+			if !a.Abstained {
+				var scores map[string]Score
+				if scores, err = judge.Judge(ctx, Sample{Golden: g, Answer: a.Text, Passages: cr.Passages}); err == nil {
+					cr.Scores = scores
+				}
 			}
 			for m, sc := range sentenceScores(an, g, a) {
 				cr.Scores[m] = sc
@@ -87,12 +91,20 @@ func EvaluateAnswers(ctx context.Context, name string, p Answerer, golden []Gold
 		cr.Seconds = time.Since(start).Seconds()
 		run.Cases = append(run.Cases, cr)
 	}
+	// The judge's means are over the answers it judged and the cases that
+	// failed (which count 0); abstentions are left out.
 	for _, m := range AnswerMetrics {
-		sum := 0.0
+		sum, n := 0.0, 0
 		for _, c := range run.Cases {
+			if c.Abstained && c.Error == "" {
+				continue
+			}
 			sum += c.Scores[m].Score
+			n++
 		}
-		run.Mean[m] = sum / float64(len(run.Cases))
+		if n > 0 {
+			run.Mean[m] = sum / float64(n)
+		}
 	}
 	for _, m := range SentenceMetrics {
 		sum, n := 0.0, 0

@@ -140,7 +140,10 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 			for _, e := range ans.SourceErrors {
 				fmt.Fprintf(stdio.Err, "quarry ask: %s; the answer comes from the other sources\n", e)
 			}
-			if ans.Extractive {
+			switch {
+			case ans.Abstained:
+				fmt.Fprintf(stdio.Out, "\n(no passage was relevant enough: the closest covers %.0f%% of the question, under search.min_relevance; --min-relevance -1 answers from it anyway)\n", 100*ans.Relevance)
+			case ans.Extractive:
 				fmt.Fprintln(stdio.Out, "\n(extractive answer: sentences quoted from the sources; set llm in config.toml, QUARRY_LLM or --model for a written one)")
 			}
 			return nil

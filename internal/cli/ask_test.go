@@ -75,6 +75,10 @@ func TestAskExtractive(t *testing.T) {
 	}
 	// A question the knowledge base has nothing on is not answered from
 	// whatever came closest, unless the floor is turned off.
+	if code, out, _ = run(t, "", "ask", "What is the capital of France?", "--kb", kb); code != 0 ||
+		!strings.Contains(out, rag.NotRelevant) || !strings.Contains(out, "--min-relevance -1") || strings.Contains(out, "[1]") {
+		t.Errorf("off-topic question: %d %q", code, out)
+	}
 	code, out, _ = run(t, "", "ask", "What is the capital of France?", "--kb", kb, "--json")
 	var off askJSON
 	if code != 0 || json.Unmarshal([]byte(out), &off) != nil || !off.Abstained || len(off.Citations) != 0 || off.Answer != rag.NotRelevant {
