@@ -10,6 +10,7 @@ import (
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/split"
 )
 
 // Collection is a handle on one collection. It validates every request
@@ -282,6 +283,13 @@ func branchHits(docs []*document.Document, explain, vector bool) []Hit {
 func Title(d *document.Document) string {
 	t, _ := d.Metadata["title"].(string)
 	return t
+}
+
+// Code reports whether keyword search reads a document's whole text as
+// code: a chunk of a source file (split.KindOf). Code spans and blocks in
+// any text are code too (bm25: stop words inside code pair up).
+func Code(d *document.Document) bool {
+	return d.SourceType == document.SourceFile && split.KindOf(d.SourceName) == split.KindCode
 }
 
 // SortDocuments orders documents by score descending, then id ascending:

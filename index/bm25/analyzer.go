@@ -120,12 +120,37 @@ func (a *Analyzer) Config() AnalyzerConfig { return a.cfg }
 func (a *Analyzer) Analyze(text string) []string {
 	var s scratch
 	var terms []string
-	a.words(&s, text, func(w []byte) {
+	a.words(&s, text, false, func(w []byte, _ bool) {
 		if t, ok := a.term(&s, w); ok {
 			terms = append(terms, t)
 		}
 	})
 	return terms
+}
+
+// AnalyzeDocument returns the terms of a document's text as the index
+// counts them: Analyze's terms, in order, and the code pairs of its code
+// (all of it when code is set), which do not count towards its length.
+func (a *Analyzer) AnalyzeDocument(text string, code bool) (terms, pairs []string) {
+	return a.analyzePairs(text, code)
+}
+
+// AnalyzeQuery returns the terms of a query as the index searches them:
+// Analyze's terms and the pairs of every stop word with its neighbours.
+func (a *Analyzer) AnalyzeQuery(query string) (terms, pairs []string) {
+	return a.analyzePairs(query, true)
+}
+
+func (a *Analyzer) analyzePairs(text string, code bool) (terms, pairs []string) {
+	var s scratch
+	var pr pairer
+	a.words(&s, text, code, func(w []byte, code bool) {
+		pr.next(a, w, code, func(p []byte) { pairs = append(pairs, string(p)) })
+		if t, ok := a.term(&s, w); ok {
+			terms = append(terms, t)
+		}
+	})
+	return terms, pairs
 }
 
 // scratch holds the buffers of one analysis so a writer or a search reuses
@@ -140,9 +165,11 @@ type scratch struct {
 
 // words calls f with each normalised word of text: segmented, lower-cased,
 // apostrophes unified and, per language, possessives and elided articles
-// removed. Stop words and stemming come later (term) so callers can cache
-// by normalised word. f must not keep the slice.
-func (a *Analyzer) words(s *scratch, text string, f func(w []byte)) {
+// removed, and whether it stands inside code — between backticks (a code
+// span or fence), or anywhere when code is set. Stop words and stemming
+// come later (term) so callers can cache by normalised word. f must not
+// keep the slice.
+func (a *Analyzer) words(s *scratch, text string, code bool, f func(w []byte, code bool)) {
 	s.text = append(s.text[:0], text...)
 	if s.vals == nil {
 		// The segmenter allocates room for 1,000 tokens when given nil.
@@ -160,15 +187,75 @@ func (a *Analyzer) words(s *scratch, text string, f func(w []byte)) {
 		}
 		data = data[n:]
 	}
+	inTicks := false
 	for i, v := range s.vals {
-		if s.types[i] == segment.None || len(v) > maxTokenBytes {
+		if s.types[i] == segment.None {
+			// Each backtick opens or closes: a span's one, a fence's three.
+			for _, c := range v {
+				if c == '`' {
+					inTicks = !inTicks
+				}
+			}
+			continue
+		}
+		if len(v) > maxTokenBytes {
 			continue
 		}
 		w := a.normalise(s, v)
 		if len(w) > 0 {
-			f(w)
+			f(w, code || inTicks)
 		}
 	}
+}
+
+// isStop reports whether a normalised word is one of the language's stop
+// words the analyzer drops.
+func (a *Analyzer) isStop(w []byte) bool {
+	_, ok := a.stop[string(w)]
+	return ok
+}
+
+// pairer makes the code pairs of a run of words. Stop words are dropped
+// from prose, but in code they are the syntax — "if let", "for … in",
+// "is not None" — so inside code each stop word is also indexed joined to
+// the word before it and the word after it ("if let", "is not",
+// "not none"): a term of two normalised words and a space, which no
+// single word can be. A query pairs its words wherever they stand, as it
+// cannot say which of its words are code; prose is never paired, so a
+// query's pairs only ever meet code.
+type pairer struct {
+	prev     []byte
+	prevStop bool
+	have     bool
+	buf      []byte
+}
+
+// syntaxWords are the stop words that are also the keywords and
+// operators of common languages (Go, Rust, Python, SQL, shell): only they
+// pair. Articles and prepositions such as "a", "of" and "the" stay
+// dropped, so the prose of a question ("rename a column of a table")
+// makes no pairs to meet the comments of code blocks.
+var syntaxWords = map[string]bool{"and": true, "as": true, "by": true, "do": true, "else": true,
+	"for": true, "from": true, "if": true, "in": true, "into": true, "is": true, "no": true, "not": true,
+	"on": true, "or": true, "then": true, "where": true, "while": true, "with": true}
+
+// next takes the next word; emit receives each pair it completes.
+func (p *pairer) next(a *Analyzer, w []byte, code bool, emit func(pair []byte)) {
+	if a.stop == nil || !code {
+		p.have = false
+		return
+	}
+	stop := a.isStop(w) && syntaxWords[string(w)]
+	if a.isStop(w) && !stop {
+		p.have = false // "a", "the": a break, neither half of a pair
+		return
+	}
+	if p.have && (stop || p.prevStop) {
+		p.buf = append(append(append(p.buf[:0], p.prev...), ' '), w...)
+		emit(p.buf)
+	}
+	p.prev = append(p.prev[:0], w...)
+	p.prevStop, p.have = stop, true
 }
 
 // normalise lower-cases v into s.word, maps typographic apostrophes to ',

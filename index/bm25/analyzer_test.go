@@ -68,6 +68,6 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		a.words(&s, text, func(w []byte) { _, _ = a.term(&s, w) })
+		a.words(&s, text, false, func(w []byte, _ bool) { _, _ = a.term(&s, w) })
 	}
 }

@@ -101,6 +101,10 @@ type Doc struct {
 	Title string
 	// Text is the body.
 	Text string
+	// Code marks a body that is all code (a source file's chunk): its stop
+	// words pair up with their neighbours throughout, as they do inside
+	// backticks in any text.
+	Code bool
 }
 
 // postings is one term's list, sorted by doc id. Deleted documents stay in
@@ -226,13 +230,17 @@ func (x *Index) Add(doc uint32, d Doc) error {
 	}
 	x.grow(int(doc) + 1)
 	var lenT, lenC uint32
-	x.an.words(&x.ws, d.Title, func(w []byte) {
+	x.an.words(&x.ws, d.Title, false, func(w []byte, _ bool) {
 		if id := x.wordID(w); id >= 0 {
 			x.count(uint32(id), true)
 			lenT++
 		}
 	})
-	x.an.words(&x.ws, d.Text, func(w []byte) {
+	// Code pairs count as terms but not towards the length, so a text
+	// without code scores exactly as it would without them.
+	var pr pairer
+	x.an.words(&x.ws, d.Text, d.Code, func(w []byte, code bool) {
+		pr.next(x.an, w, code, func(pair []byte) { x.count(x.intern(string(pair)), false) })
 		if id := x.wordID(w); id >= 0 {
 			x.count(uint32(id), false)
 			lenC++

@@ -20,7 +20,7 @@ import (
 // invariant, so a damaged file is an error, never a panic or a wrong index.
 const (
 	magic         = "QRYBM25\x00"
-	formatVersion = 1
+	formatVersion = 2 // 2: code pairs (pairer); a version-1 index lacks them and is rebuilt
 )
 
 const (

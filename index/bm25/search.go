@@ -52,7 +52,13 @@ func (x *Index) Search(query string, k int, opt SearchOptions) []Hit {
 		return nil
 	}
 	s.q = s.q[:0]
-	x.an.words(&s.sc, query, func(w []byte) {
+	var pr pairer
+	x.an.words(&s.sc, query, true, func(w []byte, code bool) {
+		pr.next(x.an, w, code, func(pair []byte) {
+			if t, ok := x.dict[string(pair)]; ok {
+				s.addTerm(t)
+			}
+		})
 		if t, ok := x.lookup(&s.sc, w); ok {
 			s.addTerm(t)
 		}

@@ -92,7 +92,7 @@ func (c *coll) add(d *document.Document) error {
 	c.ids[d.ID] = id
 	c.live.Add(id)
 	c.meta.add(id, d)
-	if err := c.kw.Add(id, bm25.Doc{ID: d.ID, Title: store.Title(d), Text: d.Content}); err != nil {
+	if err := c.kw.Add(id, bm25.Doc{ID: d.ID, Title: store.Title(d), Text: d.Content, Code: store.Code(d)}); err != nil {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
 	return nil

@@ -212,9 +212,13 @@ func (c *collection) index(e *entry) {
 		text = t + "\n" + text
 	}
 	e.terms = map[string]int{}
-	for _, t := range c.an.Analyze(text) {
+	terms, pairs := c.an.AnalyzeDocument(text, store.Code(e.doc))
+	for _, t := range terms {
 		e.terms[t]++
 		e.len++
+	}
+	for _, p := range pairs { // counted, not towards the length
+		e.terms[p]++
 	}
 }
 
@@ -407,8 +411,12 @@ func (b *Backend) SearchKeyword(ctx context.Context, coll string, query string, 
 		return nil, err
 	}
 	qterms := map[string]int{}
-	for _, t := range c.an.Analyze(query) {
+	words, pairs := c.an.AnalyzeQuery(query)
+	for _, t := range words {
 		qterms[t]++ // a repeated query term counts as often as it appears
+	}
+	for _, p := range pairs {
+		qterms[p]++
 	}
 	// A fixed summation order keeps scores, and so ties, repeatable.
 	terms := slices.Sorted(maps.Keys(qterms))
