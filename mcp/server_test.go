@@ -303,6 +303,12 @@ func TestIngestSearchStatus(t *testing.T) {
 	if ans.Answer == "" || len(ans.Citations) == 0 || ans.Citations[0].Source == "" {
 		t.Errorf("ask = %+v", ans)
 	}
+	var off, on mcp.AskOutput
+	call(t, cs, mcp.ToolAsk, map[string]any{"question": "Where are parcels shipped from on Mars?", "min_relevance": 1}, &off)
+	call(t, cs, mcp.ToolAsk, map[string]any{"question": "Where are parcels shipped from on Mars?", "min_relevance": -1}, &on)
+	if !off.Abstained || len(off.Citations) != 0 || on.Abstained || len(on.Citations) == 0 {
+		t.Errorf("off-topic ask = %+v; with min_relevance -1 = %+v", off, on)
+	}
 }
 
 func TestIngestOutsideRootsRefused(t *testing.T) {

@@ -73,7 +73,7 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 	cfg := p.Extractive
 	a := r.answer()
 	a.Extractive, a.Citations = true, []Citation{}
-	if r.abstained {
+	if r.belowFloor {
 		a.Text = NotRelevant
 		return a, p.record(ctx, r, a)
 	}

@@ -162,8 +162,9 @@ type Answer struct {
 	JSON json.RawMessage `json:"json,omitempty"`
 	// Extractive reports an answer quoted from the passages, with no model.
 	Extractive bool `json:"extractive"`
-	// Abstained reports that the passages fell under the relevance floor:
-	// none was used, and the answer cites nothing.
+	// Abstained reports that retrieval found no passage, or that the
+	// passages fell under the relevance floor: none was used, and the
+	// answer cites nothing.
 	Abstained bool `json:"abstained,omitempty"`
 	// Relevance is how much of the question the best retrieved passage
 	// covers (see Relevance), whether or not the floor let it through.
@@ -228,9 +229,10 @@ type run struct {
 	passages []*document.Document
 	failures []retrieve.SourceError
 	// relevance is Relevance of the retrieved passages; abstained says
-	// they fell under the floor and were set aside.
-	relevance float64
-	abstained bool
+	// there were none, or belowFloor that they fell under the floor and
+	// were set aside.
+	relevance             float64
+	abstained, belowFloor bool
 }
 
 // Ask answers a question.
@@ -426,8 +428,11 @@ func (p *Pipeline) judgeRelevance(ctx context.Context, r *run) error {
 		}
 		r.relevance = slices.Max(st.cover(known))
 	}
-	if floor > 0 && len(r.passages) > 0 && r.relevance < floor {
-		r.passages, r.abstained = nil, true
+	switch {
+	case len(r.passages) == 0:
+		r.abstained = true
+	case floor > 0 && r.relevance < floor:
+		r.passages, r.abstained, r.belowFloor = nil, true, true
 	}
 	return nil
 }

@@ -363,6 +363,18 @@ func TestEndpoints(t *testing.T) {
 	if cs, _ := ask.body["citations"].([]any); len(cs) == 0 || !strings.Contains(ask.body["answer"].(string), "[1]") {
 		t.Fatalf("ask: no citation: %s", ask.raw)
 	}
+	// Nothing relevant: the answer abstains, unless the request turns the
+	// floor off; a floor over 1 is refused.
+	off := f.do(t, "POST", "/v1/collections/kb/ask", "", map[string]any{"question": "Where are parcels shipped from on Mars?", "min_relevance": 1})
+	expect(t, "ask off-topic", off, 200, "")
+	if cs, _ := off.body["citations"].([]any); off.body["abstained"] != true || len(cs) != 0 {
+		t.Errorf("ask off-topic: %s", off.raw)
+	}
+	on := f.do(t, "POST", "/v1/collections/kb/ask", "", map[string]any{"question": "Where are parcels shipped from on Mars?", "min_relevance": -1})
+	if on.body["abstained"] == true {
+		t.Errorf("ask with min_relevance -1: %s", on.raw)
+	}
+	expect(t, "ask min_relevance 2", f.do(t, "POST", "/v1/collections/kb/ask", "", map[string]any{"question": "x", "min_relevance": 2}), 422, server.CodeInvalidRequest)
 	th := f.do(t, "GET", "/v1/threads/t1", "", nil)
 	expect(t, "thread", th, 200, "")
 	if turns, _ := th.body["turns"].([]any); len(turns) != 2 {
