@@ -239,6 +239,10 @@ var syntaxWords = map[string]bool{"and": true, "as": true, "by": true, "do": tru
 	"for": true, "from": true, "if": true, "in": true, "into": true, "is": true, "no": true, "not": true,
 	"on": true, "or": true, "then": true, "where": true, "while": true, "with": true}
 
+// isPair reports whether an index term is a code pair: no word holds a
+// space.
+func isPair(t string) bool { return strings.IndexByte(t, ' ') >= 0 }
+
 // next takes the next word; emit receives each pair it completes.
 func (p *pairer) next(a *Analyzer, w []byte, code bool, emit func(pair []byte)) {
 	if a.stop == nil || !code {

@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 )
@@ -75,5 +76,27 @@ func TestCodeQueriesFindCode(t *testing.T) {
 	_ = y.Add(1, docs[3])
 	if x.Terms() == 0 || y.Search("use instead of match", 2, SearchOptions{})[0].ID != "prose" {
 		t.Error("prose search changed")
+	}
+}
+
+// TestCodePairsPersist: an index with code pairs reads back whole, pairs
+// and lengths included (a pair is not part of a document's length).
+func TestCodePairsPersist(t *testing.T) {
+	x, _ := New(Config{})
+	_ = x.Add(0, Doc{ID: "code", Text: "Use `if let` when only one pattern matters."})
+	_ = x.Add(1, Doc{ID: "file", Text: "for x in items:\n    if x is not None: print(x)", Code: true})
+	var buf bytes.Buffer
+	if _, err := x.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	y, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"if let", "is not None", "for x in"} {
+		a, b := x.Search(q, 2, SearchOptions{}), y.Search(q, 2, SearchOptions{})
+		if len(a) == 0 || !slices.Equal(a, b) {
+			t.Errorf("%q: %+v before writing, %+v after reading", q, a, b)
+		}
 	}
 }

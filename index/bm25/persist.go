@@ -321,6 +321,7 @@ func decode(d *decoder) (*Index, error) {
 			break
 		}
 		l := postings{docs: make([]uint32, np), tfs: make([]uint32, np), df: uint32(np)}
+		pair := isPair(t)
 		prev := uint64(0)
 		for i := range np {
 			delta, tf := d.uvarint("posting"), d.uvarint("term count")
@@ -339,7 +340,9 @@ func decode(d *decoder) (*Index, error) {
 			prev = doc
 			l.docs[i], l.tfs[i] = uint32(doc), uint32(tf)
 			sumT[doc] += tf >> 16
-			sumC[doc] += tf & 0xffff
+			if !pair {
+				sumC[doc] += tf & 0xffff // code pairs are not part of the length
+			}
 			l.widen(uint32(tf), x.dl[doc], cfg.TitleWeight, i == 0)
 		}
 		if d.err != nil {
