@@ -184,7 +184,8 @@ func TestHTMLReport(t *testing.T) {
 		{Name: "baseline", Judge: "deterministic", Mean: map[string]float64{eval.Faithfulness: 0.8, eval.AnswerRelevancy: 0.6, eval.ContextualPrecision: 0.4},
 			Cases: []eval.CaseResult{{Golden: eval.Golden{ID: "q1", Question: "<script>alert(1)</script>?", Sources: []string{"a.md"}},
 				Answer: "Yes [1].", Passages: []eval.Passage{{Source: "x/a.md", Text: "yes"}},
-				Scores: map[string]eval.Score{eval.Faithfulness: {Score: 1, Reason: "ok"}}}}},
+				Scores: map[string]eval.Score{eval.Faithfulness: {Score: 1, Reason: "ok"}}},
+				{Golden: eval.Golden{ID: "q2", Question: "Off topic?", Unanswerable: true}, Answer: "Nothing.", Abstained: true, Relevance: 0.125}}},
 		{Name: "mmr", Judge: "deterministic", Mean: map[string]float64{eval.Faithfulness: 0.9},
 			Cases: []eval.CaseResult{{Golden: eval.Golden{ID: "q1"}, Error: "boom"}}},
 	}
@@ -194,7 +195,7 @@ func TestHTMLReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"<svg", "baseline", "mmr", "faithfulness&gt;=0.85", "FAIL", "boom", `class="passage rel"`, "&lt;script&gt;"} {
+	for _, want := range []string{"<svg", "baseline", "mmr", "faithfulness&gt;=0.85", "FAIL", "boom", `class="passage rel"`, "&lt;script&gt;", "abstained (relevance 0.125): not judged"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
 		}

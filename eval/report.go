@@ -154,7 +154,7 @@ summary{cursor:pointer;font-weight:600}.answer{white-space:pre-wrap;background:#
 <table><tr><th>#</th><th>question</th><th>configuration</th>{{range .Metrics}}<th>{{label .}}</th>{{end}}</tr>
 {{range .Questions}}{{$q := .}}{{range $i, $c := .Cells}}<tr>{{if eq $i 0}}<td rowspan="{{len $q.Cells}}">{{$q.ID}}</td><td rowspan="{{len $q.Cells}}">{{$q.Question}}</td>{{end}}
 <td><span class="swatch" style="background:{{$c.Color}}"></span>{{$c.Run}}</td>
-{{range $c.Scores}}<td class="num"><span class="bar"><i style="width:{{pct .Score}}%;background:{{$c.Color}}"></i></span> {{f3 .Score}}</td>{{end}}</tr>{{end}}{{end}}
+{{if $c.Case.Abstained}}{{range $c.Scores}}<td class="num">abstained</td>{{end}}{{else}}{{range $c.Scores}}<td class="num"><span class="bar"><i style="width:{{pct .Score}}%;background:{{$c.Color}}"></i></span> {{f3 .Score}}</td>{{end}}{{end}}</tr>{{end}}{{end}}
 </table>
 <h2>Detail</h2>
 {{range .Questions}}{{$q := .}}<details><summary>{{.ID}} · {{.Question}}</summary>
@@ -162,7 +162,7 @@ summary{cursor:pointer;font-weight:600}.answer{white-space:pre-wrap;background:#
 {{range .Cells}}<h4><span class="swatch" style="background:{{.Color}}"></span>{{.Run}}</h4>
 {{if .Case.Error}}<p class="err">{{.Case.Error}}</p>{{end}}
 <div class="answer">{{.Case.Answer}}</div>
-{{range $i, $s := .Scores}}<div class="reason">{{label (index $.Metrics $i)}} {{f3 $s.Score}}{{if $s.Reason}} — {{$s.Reason}}{{end}}</div>{{end}}
+{{if .Case.Abstained}}<div class="reason">abstained (relevance {{f3 .Case.Relevance}}): not judged</div>{{else}}{{range $i, $s := .Scores}}<div class="reason">{{label (index $.Metrics $i)}} {{f3 $s.Score}}{{if $s.Reason}} — {{$s.Reason}}{{end}}</div>{{end}}{{end}}
 {{range $i, $p := .Case.Passages}}<div class="passage{{if relevant $p.Source $q.Sources}} rel{{end}}"><b>[{{inc $i}}] {{$p.Source}}</b>
 {{trim $p.Text}}</div>{{end}}
 {{end}}</details>{{end}}
