@@ -227,13 +227,7 @@ func (d *Deterministic) Judge(_ context.Context, s Sample) (map[string]Score, er
 	return out, nil
 }
 
-func (d *Deterministic) set(s string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range d.analyzer.Analyze(s) {
-		m[w] = true
-	}
-	return m
-}
+func (d *Deterministic) set(s string) map[string]bool { return termSet(d.analyzer, s) }
 
 func share(words []string, in map[string]bool) float64 {
 	if len(words) == 0 {

@@ -81,10 +81,7 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 		a.Text = NoPassages
 		return a, p.record(ctx, r, a)
 	}
-	an, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: cfg.Language})
-	if err != nil {
-		return nil, fmt.Errorf("extractive answer: %w", err)
-	}
+	an := r.analyzer
 	top := r.passages[:min(len(r.passages), orDefault(cfg.Passages, 8))]
 	var cands []*sentence
 	for i, d := range top {
@@ -112,6 +109,7 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 	}
 	var cos []float64
 	if cfg.Embedder != nil {
+		var err error
 		if cos, err = cosines(ctx, cfg.Embedder, r.req.Question, cands); err != nil {
 			return nil, fmt.Errorf("extractive answer: %w", err)
 		}

@@ -233,6 +233,9 @@ type run struct {
 	// were set aside.
 	relevance             float64
 	abstained, belowFloor bool
+	// analyzer analyses the question and passages as keyword search does
+	// (the pipeline's Extractive.Language); the extractive answer reuses it.
+	analyzer *bm25.Analyzer
 }
 
 // Ask answers a question.
@@ -413,21 +416,15 @@ func (p *Pipeline) judgeRelevance(ctx context.Context, r *run) error {
 	if err != nil {
 		return fmt.Errorf("ask: relevance: %w", err)
 	}
-	query := questionTerms(an, r.req.Question)
-	switch {
-	case len(r.passages) == 0:
-		r.relevance = 0
-	case len(query) == 0:
-		r.relevance = 1
-	default:
-		st := termStatsOf(an, query, r.passages)
-		st.names, st.common = nameTerms(an, r.req.Question), commonTerms(an)
-		known, err := p.probeAbsent(ctx, r, an, st)
-		if err != nil {
+	r.analyzer = an
+	st := questionStats(an, r.req.Question, r.passages)
+	var known map[string]bool
+	if len(st.sets) > 0 && len(st.query) > 0 {
+		if known, err = p.probeAbsent(ctx, r, an, st); err != nil {
 			return err
 		}
-		r.relevance = slices.Max(st.cover(known))
 	}
+	r.relevance = relevanceOf(st, known)
 	switch {
 	case len(r.passages) == 0:
 		r.abstained = true

@@ -54,16 +54,27 @@ func MinRelevanceFor(m embed.ModelInfo) float64 {
 // false: held nowhere) may be nil. Relevance is 0 for no passages, 1 for
 // a question with no terms.
 func Relevance(an *bm25.Analyzer, question string, passages []*document.Document, known map[string]bool) float64 {
-	query := questionTerms(an, question)
-	if len(query) == 0 {
-		if len(passages) == 0 {
-			return 0
-		}
+	return relevanceOf(questionStats(an, question, passages), known)
+}
+
+// questionStats are the question's terms, names and the everyday words,
+// and which passages hold them: what Relevance weighs.
+func questionStats(an *bm25.Analyzer, question string, passages []*document.Document) termStats {
+	st := termStatsOf(an, questionTerms(an, question), passages)
+	st.names, st.common = nameTerms(an, question), commonTerms(an)
+	return st
+}
+
+// relevanceOf is Relevance over the question's stats: 0 for no passages,
+// 1 for a question with no terms, else the best passage's cover.
+func relevanceOf(st termStats, known map[string]bool) float64 {
+	switch {
+	case len(st.sets) == 0:
+		return 0
+	case len(st.query) == 0:
 		return 1
 	}
-	st := termStatsOf(an, query, passages)
-	st.names, st.common = nameTerms(an, question), commonTerms(an)
-	return slices.Max(append(st.cover(known), 0))
+	return slices.Max(st.cover(known))
 }
 
 // nameTerms are the terms of the question's names: words after the first
