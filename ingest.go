@@ -218,6 +218,16 @@ func (kb *KB) runOptions(opt ingest.Options, c *store.Collection, req IngestRequ
 			return err
 		}
 	}
+	fin := opt.Finish
+	opt.Finish = func(ctx context.Context, files []load.Entry, rep *ingest.Report) error {
+		if fin != nil {
+			if err := fin(ctx, files, rep); err != nil {
+				return err
+			}
+		}
+		kb.autoCalibrate(ctx, c, rep)
+		return nil
+	}
 	if req.Uploaded {
 		opt.Select, opt.Replace = load.Selection{}, true
 		if opt.Loader == kb.Loader() {

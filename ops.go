@@ -208,6 +208,9 @@ type SearchResult struct {
 	Collection string `json:"collection"`
 	// Mode is the mode that ran.
 	Mode string `json:"mode"`
+	// Calibrated names the configuration the collection's calibration chose
+	// ("hybrid-convex-0.2"), when it chose the mode (quarry eval --calibrate).
+	Calibrated string `json:"calibrated,omitempty" doc:"The configuration the collection's calibration chose, when it chose the mode"`
 	// Trigger is the node whose trigger the query matched, with mode auto.
 	Trigger *hierarchy.NodeRef `json:"trigger,omitempty" doc:"The knowledge hierarchy node whose trigger the query matched (mode auto)"`
 	Results []Passage          `json:"results"`
@@ -232,11 +235,14 @@ func (kb *KB) Search(ctx context.Context, sc Scope, req SearchRequest) (*SearchR
 	if err != nil {
 		return nil, err
 	}
+	if mode, err = kb.calibrated(ctx, c, mode); err != nil {
+		return nil, err
+	}
 	f, err := filterFor(sc, req.Filter, c)
 	if err != nil {
 		return nil, err
 	}
-	sreq := store.SearchRequest{Query: req.Query, Mode: mode.Mode, Filter: f, TopK: topK, Explain: req.Explain}
+	sreq := store.SearchRequest{Query: req.Query, Mode: mode.Mode, Fusion: mode.Fusion, Filter: f, TopK: topK, Explain: req.Explain}
 	run := func(ctx context.Context, r store.SearchRequest) ([]store.Hit, error) { return kb.search(ctx, c, r) }
 	var h *hierarchy.Hierarchy
 	if mode.Triggers || req.Hierarchy {
@@ -259,6 +265,9 @@ func (kb *KB) Search(ctx context.Context, sc Scope, req SearchRequest) (*SearchR
 		return nil, err
 	}
 	out := &SearchResult{Collection: c.Name(), Mode: string(mode.Mode), Results: make([]Passage, len(hits))}
+	if mode.Calibrated {
+		out.Calibrated = mode.Name
+	}
 	if node != nil {
 		out.Trigger = &hierarchy.NodeRef{ID: node.ID, Name: node.Name, Path: node.Path}
 	}
@@ -680,6 +689,13 @@ type CollectionInfo struct {
 	// ByType counts the passages by source type (file, object, url,
 	// manual, conversation, other), in Status for scopes without a filter.
 	ByType map[string]int `json:"by_type,omitempty" doc:"Passages by source type: file, object, url, manual, conversation, other; for callers without a filter"`
+	// SearchDefault is the configuration a search that asks for no mode
+	// runs: the collection's calibration's choice, else the fixed rule's
+	// mode.
+	SearchDefault string `json:"search_default" doc:"The configuration a search that asks for no mode runs: the calibration's choice (quarry eval --calibrate), else the rule for the embedder"`
+	// Calibration is the collection's calibration with its figures, in
+	// Status for scopes without a filter.
+	Calibration *retrieve.Calibration `json:"calibration,omitempty" doc:"The collection's calibration and every configuration's figure, for callers without a filter"`
 }
 
 // Collections lists the collections the scope reaches, counting the
@@ -728,7 +744,33 @@ func (kb *KB) info(ctx context.Context, sc Scope, cc store.CollectionConfig) (Co
 	if err != nil {
 		return CollectionInfo{}, false, fmt.Errorf("count %q: %w", cc.Name, err)
 	}
-	return CollectionInfo{Name: cc.Name, Documents: n, Model: cc.Model, Fields: cc.Schema, Language: cc.Language}, true, nil
+	mode, err := kb.searchDefault(ctx, c)
+	if err != nil {
+		return CollectionInfo{}, false, err
+	}
+	return CollectionInfo{Name: cc.Name, Documents: n, Model: cc.Model, Fields: cc.Schema, Language: cc.Language, SearchDefault: mode.Config()}, true, nil
+}
+
+// searchDefault is what a search that asks for no mode runs on c.
+func (kb *KB) searchDefault(ctx context.Context, c *store.Collection) (retrieve.Resolved, error) {
+	mode, err := retrieve.ResolveMode("", kb.cfg.Search.Mode, kb.emb.Model(), false)
+	if err != nil {
+		return mode, err
+	}
+	return kb.calibrated(ctx, c, mode)
+}
+
+// calibrated lets c's calibration choose when the fixed rule chose a
+// search's mode (retrieve.Resolved.Calibrate).
+func (kb *KB) calibrated(ctx context.Context, c *store.Collection, mode retrieve.Resolved) (retrieve.Resolved, error) {
+	if !mode.Default {
+		return mode, nil
+	}
+	cal, err := retrieve.LoadCalibration(ctx, c)
+	if err != nil {
+		return mode, err
+	}
+	return mode.Calibrate(cal, kb.emb.Model()), nil
 }
 
 // observedEmbedder reports the embedding calls retrieval makes as "embed"
@@ -794,6 +836,9 @@ func (kb *KB) Status(ctx context.Context, sc Scope) (*Status, error) {
 			return nil, fmt.Errorf("collection %q: %w", st.Collections[i].Name, err)
 		}
 		if st.Collections[i].ByType, err = passagesByType(ctx, c, st.Collections[i].Documents); err != nil {
+			return nil, err
+		}
+		if st.Collections[i].Calibration, err = retrieve.LoadCalibration(ctx, c); err != nil {
 			return nil, err
 		}
 		srcs, err := c.Sources(ctx)

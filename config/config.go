@@ -94,6 +94,9 @@ type Search struct {
 	// is the rule for the collection's embedder (rag.MinRelevanceFor), a
 	// negative value turns the floor off.
 	MinRelevance float64 `koanf:"min_relevance"`
+	// Calibrate is "auto" (an ingest that leaves a large collection without
+	// a calibration measures one: quarry eval --calibrate) or "off".
+	Calibrate string `koanf:"calibrate"`
 }
 
 // CollectionSettings override settings for one collection.
@@ -125,7 +128,7 @@ func Defaults() Config {
 		Collection: "default",
 		Embedder:   "hash",
 		Chunking:   Chunking{Splitter: "auto", MaxTokens: 512, OverlapTokens: 64},
-		Search:     Search{TopK: 10, Rerank: "off"},
+		Search:     Search{TopK: 10, Rerank: "off", Calibrate: "auto"},
 		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
 	}
 }
@@ -250,6 +253,11 @@ func (c Config) Check() error {
 	if c.Search.MinRelevance > 1 {
 		return invalidSetting("search.min_relevance", "search.min_relevance must be at most 1, got %g", c.Search.MinRelevance)
 	}
+	switch c.Search.Calibrate {
+	case "auto", "off":
+	default:
+		return invalidSetting("search.calibrate", "search.calibrate %q: use auto or off", c.Search.Calibrate)
+	}
 	if c.Search.TopK <= 0 {
 		return invalidSetting("search.top_k", "search.top_k must be positive, got %d", c.Search.TopK)
 	}
@@ -273,8 +281,8 @@ func toMap(c Config) map[string]any {
 		"chunking.splitter": c.Chunking.Splitter, "chunking.max_tokens": c.Chunking.MaxTokens,
 		"chunking.overlap_tokens": c.Chunking.OverlapTokens,
 		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK, "search.rerank": c.Search.Rerank,
-		"search.min_relevance": c.Search.MinRelevance,
-		"ingest.batch_size":    c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
+		"search.min_relevance": c.Search.MinRelevance, "search.calibrate": c.Search.Calibrate,
+		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
 		"ingest.ocr": c.Ingest.OCR,
 	}
 }
@@ -339,6 +347,10 @@ rerank = ` + q(c.Search.Rerank) + `
 # 0 is the rule for the embedder (0.5 with the offline hash embedder, none with a semantic
 # one), a negative value never abstains.
 min_relevance = ` + strconv.FormatFloat(c.Search.MinRelevance, 'g', -1, 64) + `
+# auto: an ingest that leaves a collection of 1000 chunks or more without a calibration
+# measures which mode ranks its own text best (seconds, offline; quarry eval --calibrate),
+# and searches that ask for no mode run it. off: the fixed rule for the embedder.
+calibrate = ` + q(c.Search.Calibrate) + `
 
 [ingest]
 batch_size = ` + strconv.Itoa(c.Ingest.BatchSize) + `

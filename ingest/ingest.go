@@ -122,6 +122,9 @@ type Report struct {
 	Errors    []string      `json:"errors"`          // one line per failed file
 	Duration  time.Duration `json:"duration"`        // wall time
 	ChunksPer float64       `json:"chunks_per_second"`
+	// Calibrated names the search default a calibration after the run
+	// chose, when one ran (quarry.AutoCalibrateDocuments).
+	Calibrated string `json:"calibrated,omitempty"`
 }
 
 // flushBatches is how many embedding batches of chunks are gathered before

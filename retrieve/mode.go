@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/store"
@@ -48,17 +49,28 @@ var Modes = []string{"auto", string(store.ModeKeyword), string(store.ModeVector)
 type Resolved struct {
 	// Mode is keyword, vector or hybrid.
 	Mode store.Mode
+	// Fusion is how hybrid merges its branches; the zero value is the
+	// store's default (reciprocal rank fusion).
+	Fusion store.Fusion
 	// Triggers is set when the request was "auto" for a search: the
 	// knowledge hierarchy's triggers are tried first (hierarchy.TriggerSearch).
 	Triggers bool
+	// Default is set when a search's mode fell to the fixed rule
+	// (DefaultMode): a collection's calibration may choose instead
+	// (Calibrate).
+	Default bool
+	// Calibrated is set when the collection's calibration chose; Name then
+	// names its configuration.
+	Calibrated bool
+	Name       string
 }
 
 // ResolveMode is the one rule that turns a requested mode into the mode
 // run. requested is what the caller sent ("" when nothing), configured the
 // knowledge base's search.mode ("" when unset). Empty falls back to
 // configured; "auto" or nothing is DefaultMode for a search and AskMode
-// for an answer, and "auto" also tries the hierarchy's triggers first. Anything else is an error
-// that names the choices.
+// for an answer, and "auto" also tries the hierarchy's triggers first.
+// Anything else is an error that names the choices.
 func ResolveMode(requested, configured string, m embed.ModelInfo, ask bool) (Resolved, error) {
 	mode := requested
 	if mode == "" {
@@ -71,7 +83,29 @@ func ResolveMode(requested, configured string, m embed.ModelInfo, ask bool) (Res
 		if ask {
 			return Resolved{Mode: AskMode}, nil
 		}
-		return Resolved{Mode: DefaultMode(m), Triggers: mode == "auto"}, nil
+		return Resolved{Mode: DefaultMode(m), Triggers: mode == "auto", Default: true}, nil
 	}
 	return Resolved{}, fmt.Errorf("mode %q: use auto, keyword, vector or hybrid", mode)
+}
+
+// Calibrate lets a collection's calibration choose a search's default
+// mode: only when the fixed rule would have chosen (Default), and only
+// when the calibration was measured with the embedder m searches with —
+// another embedder's vectors rank differently. Answers keep AskMode: the
+// calibration's pseudo-queries are known-item searches, not questions.
+func (r Resolved) Calibrate(cal *Calibration, m embed.ModelInfo) Resolved {
+	if !r.Default || cal == nil || cal.Model != m.String() || !slices.Contains(Modes[1:], string(cal.Choice.Mode)) {
+		return r
+	}
+	r.Mode, r.Fusion, r.Calibrated, r.Name = cal.Choice.Mode, cal.Choice.Fusion, true, cal.Choice.Name
+	return r
+}
+
+// Config names the configuration that runs: the calibration's name for
+// it, else the mode.
+func (r Resolved) Config() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return string(r.Mode)
 }

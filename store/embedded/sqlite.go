@@ -132,7 +132,7 @@ func openDB(ctx context.Context, path string, rd readerOptions, log *slog.Logger
 		w.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if _, err := w.ExecContext(ctx, ddl+hierarchyDDL); err != nil {
+	if _, err := w.ExecContext(ctx, ddl+hierarchyDDL+settingsDDL); err != nil {
 		w.Close()
 		return nil, nil, fmt.Errorf("create tables in %s: %w", path, err)
 	}

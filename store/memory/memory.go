@@ -7,6 +7,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -53,6 +54,8 @@ type collection struct {
 	docs    map[string]*entry
 	sources map[document.Source]store.SourceState
 	hier    hierData // the knowledge hierarchy (hierarchy.go)
+	// settings are the collection's store.SettingsKeeper values.
+	settings map[string]json.RawMessage
 }
 
 // entry is a stored document with its analysed terms for keyword search.
@@ -521,4 +524,34 @@ func (b *Backend) Scan(_ context.Context, coll string, after string, limit int) 
 		out[i] = c.docs[id].doc.Clone()
 	}
 	return out, nil
+}
+
+// Setting implements store.SettingsKeeper.
+func (b *Backend) Setting(_ context.Context, coll, key string) (json.RawMessage, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(c.settings[key]), nil
+}
+
+// PutSetting implements store.SettingsKeeper.
+func (b *Backend) PutSetting(_ context.Context, coll, key string, value json.RawMessage) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return err
+	}
+	if value == nil {
+		delete(c.settings, key)
+		return nil
+	}
+	if c.settings == nil {
+		c.settings = map[string]json.RawMessage{}
+	}
+	c.settings[key] = slices.Clone(value)
+	return nil
 }

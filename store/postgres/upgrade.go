@@ -59,7 +59,7 @@ func upgrade(ctx context.Context, db conn) (from int, err error) {
 		for _, stmt := range []string{
 			`LOCK TABLE quarry_documents IN ACCESS EXCLUSIVE MODE`,
 			`ALTER TABLE quarry_documents ADD COLUMN search_id bigint GENERATED ALWAYS AS IDENTITY UNIQUE`,
-			setupSQL + hierarchySQL, // the tables version 1 lacked, and its version
+			setupSQL + hierarchySQL + settingsSQL, // the tables version 1 lacked, and its version
 			`ALTER TABLE quarry_sources ADD COLUMN IF NOT EXISTS origin text NOT NULL DEFAULT ''`,
 		} {
 			if _, err := tx.Exec(ctx, stmt); err != nil {

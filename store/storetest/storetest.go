@@ -61,6 +61,7 @@ func Run(t *testing.T, open Opener) {
 		{"Threads", testThreads},
 		{"Scan", testScan},
 		{"Hierarchy", testHierarchy},
+		{"Settings", testSettings},
 		{"Describe", testDescribe},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,153 @@
+package quarry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/quarry-rag/quarry/eval"
+	"github.com/quarry-rag/quarry/ingest"
+	"github.com/quarry-rag/quarry/retrieve"
+	"github.com/quarry-rag/quarry/store"
+)
+
+// AutoCalibrateDocuments is the size from which an ingest calibrates a
+// collection that has no calibration (search.calibrate = auto): smaller
+// collections keep the fixed rule until someone runs quarry eval
+// --calibrate. At this size a calibration takes a few seconds.
+const AutoCalibrateDocuments = 1000
+
+// CalibrateRequest asks for a collection's search default to be measured
+// (eval.Calibrate) and recorded.
+type CalibrateRequest struct {
+	// Collection is the collection; "" for the default.
+	Collection string
+	// Queries is the number of pseudo-queries; eval.CalibrationQueries when 0.
+	Queries int
+	// Reset removes the collection's calibration instead: searches follow
+	// the fixed rule again.
+	Reset bool
+	// DryRun measures without recording.
+	DryRun bool
+	// Golden, when set, is a golden set (JSONL) whose answerable questions
+	// check each configuration: their MRR@10 against the cases' sources.
+	Golden string
+}
+
+// CalibrateResult is a calibration and, with a golden set, each
+// configuration's MRR@10 on its questions.
+type CalibrateResult struct {
+	Collection string `json:"collection"`
+	// Calibration is nil after a reset.
+	Calibration *retrieve.Calibration `json:"calibration,omitempty"`
+	// Saved is set when the calibration was recorded as the collection's
+	// default.
+	Saved bool `json:"saved"`
+	// GoldenMRR is each configuration's MRR@10 on the golden questions,
+	// in the calibration's order; GoldenCases how many questions counted.
+	GoldenMRR   []retrieve.ConfigScore `json:"golden_mrr,omitempty"`
+	GoldenCases int                    `json:"golden_cases,omitempty"`
+}
+
+// Calibrate measures which retrieval configuration ranks a collection's
+// own text best and records it as the collection's search default: the
+// configuration a search that asks for no mode runs. It reads every chunk
+// and changes what every caller's searches do, so it is open only to
+// scopes that may write and reach every document.
+func (kb *KB) Calibrate(ctx context.Context, sc Scope, req CalibrateRequest) (*CalibrateResult, error) {
+	if sc.ReadOnly || !sc.MayReachAll() {
+		return nil, fmt.Errorf("%w: calibrating a collection is not open to this caller (a read-only key or a scope filter)", ErrForbidden)
+	}
+	if req.Queries < 0 {
+		return nil, invalid(fmt.Errorf("queries %d: give a positive number (default %d)", req.Queries, eval.CalibrationQueries))
+	}
+	c, err := kb.collection(ctx, sc, req.Collection, false)
+	if err != nil {
+		return nil, err
+	}
+	out := &CalibrateResult{Collection: c.Name()}
+	if req.Reset {
+		if err := retrieve.SaveCalibration(ctx, c, nil); err != nil {
+			return nil, calibrateErr(err)
+		}
+		return out, nil
+	}
+	cal, err := kb.calibrate(ctx, c, req.Queries)
+	if err != nil {
+		return nil, err
+	}
+	out.Calibration = cal
+	if req.Golden != "" {
+		cases, err := eval.LoadGolden(req.Golden)
+		if err != nil {
+			return nil, invalid(err)
+		}
+		for _, cfg := range eval.CalibrationConfigs()[:len(cal.Scores)] {
+			mrr, n, err := eval.GoldenMRR(ctx, c, kb.emb, cases, cfg, 10)
+			if err != nil {
+				return nil, invalid(err)
+			}
+			out.GoldenMRR = append(out.GoldenMRR, retrieve.ConfigScore{Name: cfg.Name, Mode: cfg.Mode, Fusion: cfg.Fusion, Score: mrr})
+			out.GoldenCases = n
+		}
+	}
+	if !req.DryRun {
+		if err := retrieve.SaveCalibration(ctx, c, cal); err != nil {
+			return nil, calibrateErr(err)
+		}
+		out.Saved = true
+	}
+	return out, nil
+}
+
+// calibrate runs eval.Calibrate against the fixed rule for the knowledge
+// base's embedder. A collection built with another embedder is calibrated
+// among keyword configurations only, which need no vectors.
+func (kb *KB) calibrate(ctx context.Context, c *store.Collection, queries int) (*retrieve.Calibration, error) {
+	rule := string(retrieve.DefaultMode(kb.emb.Model()))
+	cal, err := eval.Calibrate(ctx, c, kb.emb, eval.CalibrateOptions{Queries: queries, Rule: rule})
+	if errors.Is(err, eval.ErrTooSmall) {
+		return nil, invalid(err)
+	}
+	return cal, err
+}
+
+func calibrateErr(err error) error {
+	if errors.Is(err, store.ErrUnsupported) {
+		return fmt.Errorf("%w: this store keeps no collection settings, so searches keep the fixed rule", store.ErrUnsupported)
+	}
+	return err
+}
+
+// autoCalibrate calibrates a collection after an ingest wrote to it, when
+// search.calibrate is auto, it holds AutoCalibrateDocuments chunks or more
+// and has no calibration for the knowledge base's embedder. A calibration
+// that fails is logged, never the ingest's failure: searches then keep the
+// fixed rule.
+func (kb *KB) autoCalibrate(ctx context.Context, c *store.Collection, rep *ingest.Report) {
+	if kb.cfg.Search.Calibrate != "auto" || rep.Written == 0 || ctx.Err() != nil {
+		return
+	}
+	if !c.KeepsSettings() {
+		return
+	}
+	old, err := retrieve.LoadCalibration(ctx, c)
+	if err != nil || (old != nil && old.Model == kb.emb.Model().String()) {
+		return
+	}
+	n, err := c.Count(ctx, nil)
+	if err != nil || n < AutoCalibrateDocuments {
+		return
+	}
+	cal, err := kb.calibrate(ctx, c, 0)
+	if err == nil {
+		err = retrieve.SaveCalibration(ctx, c, cal)
+	}
+	if err != nil {
+		kb.log.Warn("calibration after ingest failed; searches keep the fixed rule", "collection", c.Name(), "err", err)
+		return
+	}
+	rep.Calibrated = cal.Choice.Name
+	kb.log.Info("calibrated the collection's search default", "collection", c.Name(), "choice", cal.Choice.Name,
+		"score", cal.Choice.Score, "rule", cal.Rule, "queries", cal.Queries, "seconds", cal.Seconds)
+}
