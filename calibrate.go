@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/quarry-rag/quarry/eval"
 	"github.com/quarry-rag/quarry/ingest"
@@ -150,4 +153,46 @@ func (kb *KB) autoCalibrate(ctx context.Context, c *store.Collection, rep *inges
 	rep.Calibrated = cal.Choice.Name
 	kb.log.Info("calibrated the collection's search default", "collection", c.Name(), "choice", cal.Choice.Name,
 		"score", cal.Choice.Score, "rule", cal.Rule, "queries", cal.Queries, "seconds", cal.Seconds)
+}
+
+// WriteTable writes the result as a table: every configuration's figure
+// on the pseudo-queries and, with a golden set, its MRR@10, the choice
+// marked.
+func (r *CalibrateResult) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	cal := r.Calibration
+	if cal == nil {
+		fmt.Fprintf(tw, "collection %q: calibration removed; searches follow the fixed rule\n", r.Collection)
+		return tw.Flush()
+	}
+	fmt.Fprintf(tw, "collection %q: %d pseudo-queries over %d chunks, %s, %.1fs (model %s)\n",
+		r.Collection, cal.Queries, cal.Documents, cal.Metric, cal.Seconds, cal.Model)
+	head := "config\t" + cal.Metric
+	if len(r.GoldenMRR) > 0 {
+		head += fmt.Sprintf("\tgolden mrr@10 (%d)", r.GoldenCases)
+	}
+	fmt.Fprintln(tw, head+"\t")
+	for i, s := range cal.Scores {
+		line := fmt.Sprintf("%s\t%.4f", s.Name, s.Score)
+		if i < len(r.GoldenMRR) {
+			line += fmt.Sprintf("\t%.4f", r.GoldenMRR[i].Score)
+		}
+		var marks []string
+		if s.Name == cal.Choice.Name {
+			marks = append(marks, "chosen")
+		}
+		if s.Name == cal.Rule {
+			marks = append(marks, "rule")
+		}
+		fmt.Fprintln(tw, line+"\t"+strings.Join(marks, ", "))
+	}
+	switch {
+	case !r.Saved:
+		fmt.Fprintf(tw, "not saved (dry run): searches keep their default\n")
+	case cal.Choice.Name == cal.Rule:
+		fmt.Fprintf(tw, "saved: no configuration beat the rule (%s) clearly; searches keep it\n", cal.Rule)
+	default:
+		fmt.Fprintf(tw, "saved: searches that ask for no mode run %s\n", cal.Choice.Name)
+	}
+	return tw.Flush()
 }

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/quarry-rag/quarry/store"
@@ -19,14 +20,25 @@ func Configs() []Config {
 	}
 }
 
-// ParseConfigs reads configuration names (Configs, or "all" for every
-// one) into configurations, in the order given.
+// ParseConfigs reads configuration names (Configs and
+// CalibrationConfigs, "all" for every one of Configs, "calibration" for
+// every one of CalibrationConfigs) into configurations, in the order
+// given.
 func ParseConfigs(names []string) ([]Config, error) {
 	all := Configs()
+	for _, c := range CalibrationConfigs() {
+		if !slices.ContainsFunc(all, func(a Config) bool { return a.Name == c.Name }) {
+			all = append(all, c)
+		}
+	}
 	var out []Config
 	for _, n := range names {
-		if n == "all" {
-			out = append(out, all...)
+		switch n {
+		case "all":
+			out = append(out, Configs()...)
+			continue
+		case "calibration":
+			out = append(out, CalibrationConfigs()...)
 			continue
 		}
 		found := false
@@ -41,7 +53,7 @@ func ParseConfigs(names []string) ([]Config, error) {
 			for _, c := range all {
 				known = append(known, c.Name)
 			}
-			return nil, fmt.Errorf("eval: unknown mode %q (use %s or all)", n, strings.Join(known, ", "))
+			return nil, fmt.Errorf("eval: unknown mode %q (use %s, all or calibration)", n, strings.Join(known, ", "))
 		}
 	}
 	return out, nil

@@ -27,9 +27,11 @@ func newEvalCmd(stdio IO) *cobra.Command {
 		report  string
 		quality qualityFlags
 		corpora []string
+		cal     quarry.CalibrateRequest
+		calib   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "eval --beir DIR | --golden FILE",
+		Use:   "eval --beir DIR | --golden FILE | --calibrate",
 		Short: "Measure retrieval quality on a BEIR-layout dataset, or answer quality on a golden set",
 		Long: `Measure retrieval quality on a BEIR-layout dataset (corpus.jsonl, queries.jsonl,
 qrels/test.tsv). Documents are indexed unsplit, one chunk each, with the title as its own
@@ -44,14 +46,28 @@ an LLM judge; cases with answering sentences or marked unanswerable are also sco
 sentence_precision, sentence_recall, abstention, answered and markup, which need no judge.
 --corpus DIR ingests a folder into a scratch knowledge base first (repeat it for several); --compare runs other
 post-processing configurations side by side; --report writes a self-contained HTML report;
---gate 'faithfulness>=0.85' applies to the first configuration.`,
+--gate 'faithfulness>=0.85' applies to the first configuration.
+
+--calibrate measures which retrieval configuration (keyword, hybrid, hybrid with convex fusion
+at a few vector weights) ranks the collection's own text best, on pseudo-queries drawn from its
+chunks, and records the winner as the collection's search default (shown by quarry status);
+the fixed rule is kept unless a configuration beats it clearly. With --golden FILE each
+configuration's MRR@10 on the golden questions is shown beside it; with --beir DIR the
+dataset is indexed in a scratch knowledge base and its nDCG@10 on the real judgements is
+reported too; --corpus DIR calibrates a scratch knowledge base. --dry-run measures without
+recording; --reset removes the calibration.`,
 		Example: `  quarry eval --beir ../shared/data/scifact --mode all
   quarry eval --beir ../shared/data/cranfield --mode keyword --gate 'ndcg@10>=0.33'
   quarry eval --golden eval/testdata/golden/docs.jsonl --corpus docs --gate 'faithfulness>=0.85' --report report.html
-  quarry eval --golden golden.jsonl --judge llm --judge-model openai:gpt-4o-mini --compare rerank=cohere,pack=4000`,
+  quarry eval --golden golden.jsonl --judge llm --judge-model openai:gpt-4o-mini --compare rerank=cohere,pack=4000
+  quarry eval --calibrate
+  quarry eval --calibrate --beir ../shared/data/scifact`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if calib {
+				return runCalibrate(cmd, stdio, f, cal, beir, golden.Golden, corpora, modes, asJSON)
+			}
 			if (beir == "") == (golden.Golden == "") {
 				return usageErr(errors.New("eval: give one of --beir DIR or --golden FILE"))
 			}
@@ -136,6 +152,71 @@ post-processing configurations side by side; --report writes a self-contained HT
 	fl.StringVar(&model, "model", "", "with --golden: the chat model that answers, as provider:model (default: the llm setting; none answers extractively)")
 	fl.StringVar(&report, "report", "", "with --golden: write a self-contained HTML report to this file")
 	fl.StringArrayVar(&golden.Compare, "compare", nil, "with --golden: another configuration's --post list to run side by side (\"none\" for no post-processing); repeatable")
+	fl.BoolVar(&calib, "calibrate", false, "measure the collection's best retrieval configuration and record it as its search default")
+	fl.BoolVar(&cal.DryRun, "dry-run", false, "with --calibrate: measure without recording")
+	fl.BoolVar(&cal.Reset, "reset", false, "with --calibrate: remove the calibration (searches follow the fixed rule)")
+	fl.IntVar(&cal.Queries, "queries", 0, fmt.Sprintf("with --calibrate: pseudo-queries to draw (default %d)", eval.CalibrationQueries))
 	quality.register(cmd)
 	return cmd
+}
+
+// runCalibrate is quarry eval --calibrate: on the knowledge base, or on a
+// scratch one holding a BEIR dataset or the --corpus folders.
+func runCalibrate(cmd *cobra.Command, stdio IO, f kbFlags, req quarry.CalibrateRequest, beir, golden string, corpora, modes []string, asJSON bool) error {
+	ctx := cmd.Context()
+	if beir != "" && (golden != "" || len(corpora) > 0) {
+		return usageErr(errors.New("eval --calibrate: --beir calibrates its own dataset; give it without --golden or --corpus"))
+	}
+	scratch := beir != "" || len(corpora) > 0
+	if scratch {
+		cleanup, err := f.scratch("quarry-eval-")
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
+	if beir != "" && f.collection == "" {
+		f.collection = "eval"
+	}
+	k, err := openKB(ctx, &f, scratch)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	var beirRep *eval.RetrievalReport
+	switch {
+	case beir != "":
+		if !cmd.Flags().Changed("mode") {
+			modes = []string{"calibration"}
+		}
+		if beirRep, err = k.EvalRetrieval(ctx, quarry.RetrievalEval{Dataset: beir, Configs: modes, Metrics: []string{"ndcg@10"}, TopK: 100}); err != nil {
+			return cliErr(err)
+		}
+	case len(corpora) > 0:
+		if _, err := runIngest(ctx, IO{In: stdio.In, Out: stdio.Err, Err: stdio.Err}, k, quarry.IngestRequest{Paths: corpora}, false); err != nil {
+			return err
+		}
+	}
+	req.Collection, req.Golden = f.collection, golden
+	res, err := k.Calibrate(ctx, quarry.Scope{}, req)
+	if err != nil {
+		return cliErr(err)
+	}
+	if asJSON {
+		if beirRep != nil {
+			return writeJSON(stdio, struct {
+				Calibration *quarry.CalibrateResult `json:"calibration"`
+				Retrieval   *eval.RetrievalReport   `json:"retrieval"`
+			}{res, beirRep})
+		}
+		return writeJSON(stdio, res)
+	}
+	if err := res.WriteTable(stdio.Out); err != nil {
+		return err
+	}
+	if beirRep != nil {
+		fmt.Fprintln(stdio.Out)
+		return beirRep.WriteTable(stdio.Out)
+	}
+	return nil
 }
