@@ -20,6 +20,10 @@ import (
 // --calibrate. At this size a calibration takes a few seconds.
 const AutoCalibrateDocuments = 1000
 
+// MaxCalibrationQueries bounds a calibration's pseudo-queries: each is
+// ranked by every configuration.
+const MaxCalibrationQueries = 5000
+
 // CalibrateRequest asks for a collection's search default to be measured
 // (eval.Calibrate) and recorded.
 type CalibrateRequest struct {
@@ -61,8 +65,11 @@ func (kb *KB) Calibrate(ctx context.Context, sc Scope, req CalibrateRequest) (*C
 	if sc.ReadOnly || !sc.MayReachAll() {
 		return nil, fmt.Errorf("%w: calibrating a collection is not open to this caller (a read-only key or a scope filter)", ErrForbidden)
 	}
-	if req.Queries < 0 {
-		return nil, invalid(fmt.Errorf("queries %d: give a positive number (default %d)", req.Queries, eval.CalibrationQueries))
+	if req.Queries < 0 || req.Queries > MaxCalibrationQueries {
+		return nil, invalid(fmt.Errorf("queries %d: give 1 to %d (default %d)", req.Queries, MaxCalibrationQueries, eval.CalibrationQueries))
+	}
+	if req.Golden != "" && sc.NoServerPaths {
+		return nil, fmt.Errorf("%w: a golden set is read from the server's files, which are not open to this caller", ErrForbidden)
 	}
 	c, err := kb.collection(ctx, sc, req.Collection, false)
 	if err != nil {

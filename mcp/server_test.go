@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -541,5 +542,41 @@ func TestScopeKeepsTenantsApart(t *testing.T) {
 	allowed := newServer(mcp.Scope{AllowRawFilters: true})
 	if res := callRaw(t, allowed, mcp.ToolSearch, map[string]any{"query": "refund", "filter": raw}); strings.Contains(text(res), "not accepted from requests") {
 		t.Errorf("a server allowing raw filters refused one by policy: %s", text(res))
+	}
+}
+
+// TestCalibrateTool calibrates a collection through knowledge_calibrate
+// and checks a client held to a filter may not.
+func TestCalibrateTool(t *testing.T) {
+	f := newFixture(t, false)
+	cs := connect(t, f.srv)
+	docs := make([]map[string]any, 220)
+	for i := range docs {
+		var words []string
+		for j := range 30 {
+			words = append(words, fmt.Sprintf("w%03dterm", (i*11+j*j*7)%250))
+		}
+		docs[i] = map[string]any{"text": strings.Join(words, " "), "id": fmt.Sprintf("d%03d", i)}
+	}
+	call(t, cs, mcp.ToolAddDocuments, map[string]any{"documents": docs}, nil)
+	if res := callRaw(t, cs, mcp.ToolCalibrate, map[string]any{"queries": 100000}); !res.IsError {
+		t.Error("queries beyond the bound accepted")
+	}
+	var out mcp.CalibrateOutput
+	res := call(t, cs, mcp.ToolCalibrate, map[string]any{"queries": 80}, &out)
+	if !out.Saved || out.Calibration == nil || out.Calibration.Queries != 80 || !strings.Contains(text(res), "chosen") {
+		t.Fatalf("calibrate: %+v %q", out, text(res))
+	}
+	// The fixture's operator set search.mode = keyword, which a
+	// calibration does not override.
+	var st mcp.StatusOutput
+	call(t, cs, mcp.ToolStatus, map[string]any{}, &st)
+	if st.Collections[0].SearchDefault != "keyword" {
+		t.Errorf("status search default %q, calibration chose %q", st.Collections[0].SearchDefault, out.Calibration.Choice.Name)
+	}
+
+	scoped := newFixtureScoped(t, mcp.Scope{Filter: filter.Eq("sourceType", "manual")})
+	if res := callRaw(t, connect(t, scoped.srv), mcp.ToolCalibrate, map[string]any{}); !res.IsError {
+		t.Error("a client held to a filter calibrated a collection")
 	}
 }

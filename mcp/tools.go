@@ -31,6 +31,7 @@ const (
 	ToolQuery        = "knowledge_query"
 	ToolImport       = "knowledge_import"
 	ToolPutObjects   = "knowledge_put_objects"
+	ToolCalibrate    = "knowledge_calibrate"
 )
 
 // PutObjectsInput is the input of knowledge_put_objects.
@@ -165,6 +166,17 @@ type DeleteInput struct {
 	Collection string `json:"collection,omitempty" jsonschema:"collection to delete from; omit for the default"`
 }
 
+// CalibrateInput is the input of knowledge_calibrate.
+type CalibrateInput struct {
+	Collection string `json:"collection,omitempty" jsonschema:"collection to calibrate; omit for the default"`
+	Queries    int    `json:"queries,omitempty" jsonschema:"pseudo-queries to draw from the collection (default 300)"`
+	DryRun     bool   `json:"dry_run,omitempty" jsonschema:"measure without recording"`
+	Reset      bool   `json:"reset,omitempty" jsonschema:"remove the calibration: searches follow the rule for the embedder again"`
+}
+
+// CalibrateOutput is the structured result of knowledge_calibrate.
+type CalibrateOutput = quarry.CalibrateResult
+
 // DeleteOutput is the structured result of knowledge_delete.
 type DeleteOutput struct {
 	Deleted int `json:"deleted" jsonschema:"how many passages were removed"`
@@ -192,6 +204,8 @@ type CollectionStatus struct {
 	Fields    []string       `json:"fields,omitempty" jsonschema:"metadata fields that can be filtered, besides sourceType and sourceName"`
 	Sources   int            `json:"sources,omitempty" jsonschema:"sources (files, objects, ids) in the collection, for clients without a scope filter"`
 	ByType    map[string]int `json:"by_type,omitempty" jsonschema:"passages by source type (file, object, url, manual, conversation, other), for clients without a scope filter"`
+	// SearchDefault is quarry.CollectionInfo.SearchDefault.
+	SearchDefault string `json:"search_default" jsonschema:"the retrieval configuration a search that names no mode runs: the collection's calibration's choice (knowledge_calibrate), else the rule for its embedder"`
 }
 
 func readOnly(title string) *sdk.ToolAnnotations {
@@ -282,6 +296,16 @@ func (s *Server) addTools() error {
 		Annotations: &sdk.ToolAnnotations{Title: "Add documents", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Add texts to a collection, each searchable as one passage, with optional metadata and " +
 			"source name. Give an id to replace a document later."}, writes(s, s.addDocuments))
+	calibrateIn, err := jsonschema.For[CalibrateInput](nil)
+	if err != nil {
+		return fmt.Errorf("mcp: input schema: %w", err)
+	}
+	calibrateIn.Properties["queries"].Minimum, calibrateIn.Properties["queries"].Maximum = new(float64(0)), new(float64(quarry.MaxCalibrationQueries))
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolCalibrate, InputSchema: calibrateIn,
+		Annotations: &sdk.ToolAnnotations{Title: "Calibrate search", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
+		Description: "Measure which retrieval configuration (keyword, hybrid, hybrid with convex fusion at a few vector " +
+			"weights) ranks a collection's own text best, on pseudo-queries drawn from its passages, and make it the " +
+			"collection's search default: what searches that ask for no mode run. Takes seconds; needs 200 passages."}, writes(s, s.calibrate))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolDelete,
 		Annotations: &sdk.ToolAnnotations{Title: "Delete passages", DestructiveHint: new(true), OpenWorldHint: new(false)},
 		Description: "Delete passages from a collection: every passage of a source, or every passage matching " +
@@ -422,7 +446,8 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 		return nil, out, err
 	}
 	for _, ci := range st.Collections {
-		cs := CollectionStatus{Name: ci.Name, Documents: ci.Documents, Model: ci.Model.Provider + "/" + ci.Model.Model, Sources: ci.Sources, ByType: ci.ByType}
+		cs := CollectionStatus{Name: ci.Name, Documents: ci.Documents, Model: ci.Model.Provider + "/" + ci.Model.Model, Sources: ci.Sources, ByType: ci.ByType,
+			SearchDefault: ci.SearchDefault}
 		if ci.Fields != nil {
 			for _, f := range ci.Fields.Fields {
 				cs.Fields = append(cs.Fields, f.Name)
@@ -579,6 +604,23 @@ func (s *Server) addDocuments(ctx context.Context, req *sdk.CallToolRequest, in 
 	}
 	text := fmt.Sprintf("Added %s to collection %q.", count(len(res.IDs), "document"), res.Collection)
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, *res, nil
+}
+
+func (s *Server) calibrate(ctx context.Context, req *sdk.CallToolRequest, in CalibrateInput) (*sdk.CallToolResult, CalibrateOutput, error) {
+	var out CalibrateOutput
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	res, err := s.kb.Calibrate(ctx, sc, quarry.CalibrateRequest{Collection: in.Collection, Queries: in.Queries, DryRun: in.DryRun, Reset: in.Reset})
+	if err != nil {
+		return nil, out, err
+	}
+	var text strings.Builder
+	if err := res.WriteTable(&text); err != nil {
+		return nil, out, err
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text.String()}}}, *res, nil
 }
 
 func (s *Server) delete(ctx context.Context, req *sdk.CallToolRequest, in DeleteInput) (*sdk.CallToolResult, DeleteOutput, error) {

@@ -99,12 +99,22 @@ type DeleteResult struct {
 // SearchBody is a search.
 type SearchBody struct {
 	Query     string          `json:"query" minLength:"1" doc:"Question or keywords"`
-	Mode      string          `json:"mode,omitempty" enum:"auto,keyword,vector,hybrid," doc:"auto (the knowledge hierarchy's triggers, then the rule for the collection's embedder), keyword (BM25), vector or hybrid; the server's default when empty"`
+	Mode      string          `json:"mode,omitempty" enum:"auto,keyword,vector,hybrid," doc:"auto (the knowledge hierarchy's triggers, then the collection's search default: its calibration's choice, else the rule for its embedder), keyword (BM25), vector or hybrid; the server's default when empty"`
 	Filter    json.RawMessage `json:"filter,omitempty" doc:"Metadata filter in any syntax: a text string such as \"year >= 2024\", or JSON such as {\"tenant\":\"acme\"}"`
 	TopK      int             `json:"top_k,omitempty" minimum:"0" maximum:"100" doc:"Results to return (server default when 0)"`
 	Explain   bool            `json:"explain,omitempty" doc:"Report each result's rank and score per branch"`
 	Hierarchy bool            `json:"hierarchy,omitempty" doc:"Place each result in the knowledge hierarchy: its node, the node's neighbours, the results linked to it"`
 }
+
+// CalibrateBody asks for a collection's search default to be measured.
+type CalibrateBody struct {
+	Queries int  `json:"queries,omitempty" minimum:"0" maximum:"5000" doc:"Pseudo-queries to draw from the collection (300 when 0)"`
+	DryRun  bool `json:"dry_run,omitempty" doc:"Measure without recording"`
+	Reset   bool `json:"reset,omitempty" doc:"Remove the calibration: searches follow the rule for the collection's embedder again"`
+}
+
+// CalibrateResult is a calibration with every configuration's figure.
+type CalibrateResult = quarry.CalibrateResult
 
 // Passage is one retrieved passage with where it came from, as every
 // surface returns it.
@@ -236,6 +246,8 @@ func (s *Server) register() {
 	huma.Register(s.api, op("index", http.MethodPost, "/v1/index", "Cut files from the server's ingest roots into chunks, storing nothing", "documents"), s.index)
 	huma.Register(s.api, op("search", http.MethodPost, "/v1/collections/{collection}/search", "Search passages", "search"), s.search)
 	huma.Register(s.api, op("ask", http.MethodPost, "/v1/collections/{collection}/ask", "Answer a question with citations", "ask"), s.ask)
+	huma.Register(s.api, op("calibrate-collection", http.MethodPost, "/v1/collections/{collection}/calibrate",
+		"Measure which retrieval configuration ranks the collection's own text best and make it the collection's search default", "collections"), s.calibrate)
 	registerStream(s, op("ask-stream", http.MethodPost, "/v1/collections/{collection}/ask/stream", "Answer a question as server-sent events", "ask"),
 		map[string]any{"text": TextEvent{}, "citation": Passage{}, "answer": AskResult{}, "error": Error{}}, s.askStream)
 	huma.Register(s.api, op("list-jobs", http.MethodGet, "/v1/jobs", "List recent ingestion jobs", "jobs"), s.listJobs)
@@ -445,6 +457,25 @@ func (s *Server) deleteDocuments(ctx context.Context, in *deleteInput) (*body[De
 		return nil, fromLibrary(err)
 	}
 	return &body[DeleteResult]{Body: DeleteResult{Deleted: n}}, nil
+}
+
+type calibrateInput struct {
+	CollectionPath
+	Body CalibrateBody
+}
+
+// calibrate changes what every caller's searches run: a write, and the
+// core refuses it to a key with a filter.
+func (s *Server) calibrate(ctx context.Context, in *calibrateInput) (*body[CalibrateResult], error) {
+	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.kb.Calibrate(ctx, s.scope(p), quarry.CalibrateRequest{Collection: in.Collection, Queries: in.Body.Queries, DryRun: in.Body.DryRun, Reset: in.Body.Reset})
+	if err != nil {
+		return nil, fromLibrary(err)
+	}
+	return &body[CalibrateResult]{Body: *res}, nil
 }
 
 type searchInput struct {

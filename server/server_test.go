@@ -912,3 +912,32 @@ func TestJobOfDeadProcess(t *testing.T) {
 		t.Fatal("the event stream of an interrupted job did not end")
 	}
 }
+
+// TestCalibrateEndpoint calibrates a collection over HTTP and checks a
+// read key and a key held to a filter may not.
+func TestCalibrateEndpoint(t *testing.T) {
+	f := newFixture(t)
+	admin := mustKey(t, f.keys, keys.Spec{Permission: keys.PermAdmin})
+	reader := mustKey(t, f.keys, keys.Spec{Permission: keys.PermRead})
+	writer := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite})
+	scoped := mustKey(t, f.keys, keys.Spec{Permission: keys.PermWrite, Filter: "sourceType = 'manual'"})
+	docs := make([]map[string]any, 220)
+	for i := range docs {
+		var words []string
+		for j := range 30 {
+			words = append(words, fmt.Sprintf("w%03dterm", (i*11+j*j*7)%250))
+		}
+		docs[i] = map[string]any{"text": strings.Join(words, " "), "id": fmt.Sprintf("d%03d", i)}
+	}
+	expect(t, "upsert", f.do(t, "POST", "/v1/collections/default/documents", admin, map[string]any{"documents": docs}), 200, "")
+	expect(t, "read", f.do(t, "POST", "/v1/collections/default/calibrate", reader, map[string]any{}), 403, server.CodeForbidden)
+	expect(t, "filtered", f.do(t, "POST", "/v1/collections/default/calibrate", scoped, map[string]any{}), 403, server.CodeForbidden)
+	expect(t, "too many queries", f.do(t, "POST", "/v1/collections/default/calibrate", writer, map[string]any{"queries": 100000}), 422, "")
+	r := f.do(t, "POST", "/v1/collections/default/calibrate", writer, map[string]any{"queries": 80, "dry_run": true})
+	expect(t, "dry run", r, 200, "")
+	if cal, _ := r.body["calibration"].(map[string]any); cal == nil || cal["queries"] != float64(80) || r.body["saved"] != false {
+		t.Errorf("dry run: %v", r.body)
+	}
+	r = f.do(t, "POST", "/v1/collections/default/calibrate", writer, map[string]any{"reset": true})
+	expect(t, "reset", r, 200, "")
+}

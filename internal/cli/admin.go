@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
+	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -150,12 +151,18 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			}
 			fmt.Fprintf(stdio.Out, "knowledge base  %s\nstore           %s\nembedder        %s\ndisk            %.1f MB\n\n", st.KB, st.Store, st.Embedder, float64(st.DiskBytes)/(1<<20))
 			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "COLLECTION\tCHUNKS\tSOURCES\tBY TYPE\tMODEL")
+			fmt.Fprintln(tw, "COLLECTION\tCHUNKS\tSOURCES\tBY TYPE\tMODEL\tSEARCH DEFAULT")
 			for _, c := range st.Collections {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", c.Name, c.Documents, c.Sources, byType(c.ByType), c.Model)
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Documents, c.Sources, byType(c.ByType), c.Model, c.SearchDefault)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
+			}
+			for _, c := range st.Collections {
+				if cal := c.Calibration; cal != nil {
+					fmt.Fprintf(stdio.Out, "\ncalibration %q  %s, measured %s on %d pseudo-queries over %d chunks (%s):\n  %s\n",
+						c.Name, cal.Choice.Name, cal.At.Local().Format(time.DateTime), cal.Queries, cal.Documents, cal.Model, calibrationScores(cal))
+				}
 			}
 			if n := st.Jobs; n.Running+n.Failed+n.Interrupted > 0 {
 				fmt.Fprintf(stdio.Out, "\nrecent jobs     %d running, %d failed, %d interrupted\n", n.Running, n.Failed, n.Interrupted)
@@ -174,6 +181,26 @@ func newStatusCmd(stdio IO) *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print status as JSON")
 	return cmd
+}
+
+// calibrationScores writes a calibration's figures on one line, the
+// choice and the rule marked: "keyword 0.6304 (rule), hybrid-convex-0.1
+// 0.6423 (chosen), …".
+func calibrationScores(cal *retrieve.Calibration) string {
+	var parts []string
+	for _, s := range cal.Scores {
+		p := fmt.Sprintf("%s %.4f", s.Name, s.Score)
+		switch {
+		case s.Name == cal.Choice.Name && s.Name == cal.Rule:
+			p += " (rule, kept)"
+		case s.Name == cal.Choice.Name:
+			p += " (chosen)"
+		case s.Name == cal.Rule:
+			p += " (rule)"
+		}
+		parts = append(parts, p)
+	}
+	return cal.Metric + ": " + strings.Join(parts, ", ")
 }
 
 // byType writes passage counts by source type: "file 12, object 3".

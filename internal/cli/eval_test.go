@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,4 +142,53 @@ func TestEvalOfflineGate(t *testing.T) {
 		t.Errorf("exit %d: %q", code, errOut)
 	}
 	t.Logf("offline answers: %v", rep.Runs[0].Mean)
+}
+
+// TestEvalCalibrate calibrates a knowledge base, sees the choice in quarry
+// status, and removes it.
+func TestEvalCalibrate(t *testing.T) {
+	docs := t.TempDir()
+	for i := range 220 {
+		var words []string
+		for j := range 40 {
+			words = append(words, fmt.Sprintf("w%03dterm", (i*7+j*j*13)%300))
+		}
+		text := fmt.Sprintf("# Note %d\n\n%s.\n", i, strings.Join(words, " "))
+		if err := os.WriteFile(filepath.Join(docs, fmt.Sprintf("n%03d.md", i)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kb := t.TempDir()
+	if code, _, errOut := run(t, "", "ingest", "--kb", kb, docs); code != 0 {
+		t.Fatalf("ingest: %d %s", code, errOut)
+	}
+	code, out, errOut := run(t, "", "eval", "--calibrate", "--kb", kb, "--queries", "100", "--json")
+	if code != 0 {
+		t.Fatalf("eval --calibrate: %d %s", code, errOut)
+	}
+	var res struct {
+		Saved       bool `json:"saved"`
+		Calibration struct {
+			Choice struct {
+				Name string `json:"name"`
+			} `json:"choice"`
+			Scores []json.RawMessage `json:"scores"`
+		} `json:"calibration"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || !res.Saved || res.Calibration.Choice.Name == "" || len(res.Calibration.Scores) != 6 {
+		t.Fatalf("result %v: %s", err, out)
+	}
+	code, out, _ = run(t, "", "status", "--kb", kb)
+	if code != 0 || !strings.Contains(out, "SEARCH DEFAULT") || !strings.Contains(out, `calibration "default"  `+res.Calibration.Choice.Name) {
+		t.Errorf("status: %d %s", code, out)
+	}
+	if code, out, _ = run(t, "", "eval", "--calibrate", "--reset", "--kb", kb); code != 0 || !strings.Contains(out, "removed") {
+		t.Errorf("reset: %d %s", code, out)
+	}
+	if code, out, _ = run(t, "", "status", "--kb", kb); code != 0 || strings.Contains(out, "calibration \"default\"") {
+		t.Errorf("status after a reset: %d %s", code, out)
+	}
+	if code, _, errOut = run(t, "", "eval", "--calibrate", "--beir", docs, "--corpus", docs); code != 2 {
+		t.Errorf("--beir with --corpus: %d %s", code, errOut)
+	}
 }

@@ -161,6 +161,9 @@ func runIngest(ctx context.Context, stdio IO, k *quarry.KB, req quarry.IngestReq
 	if !asJSON {
 		fmt.Fprintf(stdio.Out, "%d files: %d written, %d unchanged, %d pruned, %d not read, %d without text, %d failed; %d chunks (%d embedded) in %s, %.0f chunks/s\n",
 			rep.Files, rep.Written, rep.Skipped, rep.Pruned, rep.Ignored, rep.NoText, rep.Failed, rep.Chunks, rep.Embedded, rep.Duration.Round(time.Millisecond), rep.ChunksPer)
+		if rep.Calibrated != "" {
+			fmt.Fprintf(stdio.Out, "calibrated the collection's search default: %s (quarry status shows the figures)\n", rep.Calibrated)
+		}
 	}
 	return rep, nil
 }

@@ -54,6 +54,13 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 			if asJSON {
 				return writeJSON(stdio, res.Results)
 			}
+			if explain {
+				line := "mode " + res.Mode
+				if res.Calibrated != "" {
+					line = "mode " + res.Calibrated + " (the collection's calibrated default)"
+				}
+				fmt.Fprintln(stdio.Out, line)
+			}
 			if res.Trigger != nil {
 				fmt.Fprintf(stdio.Out, "trigger %q → %s\n", args[0], res.Trigger.Path)
 			}
