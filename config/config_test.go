@@ -58,6 +58,8 @@ func TestLoadRejects(t *testing.T) {
 		{"[chunking]\noverlap_tokens = 600\n", "", "overlap_tokens"},
 		{"not toml ===", "", FileName},
 		{"", "QUARRY_SEARCH_TOP_K=many", "top_k"},
+		{"[search]\ncalibrate = \"always\"\n", "", "search.calibrate"},
+		{"", "QUARRY_SEARCH_CALIBRATE=yes", "calibrate"},
 	} {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, FileName), []byte(tc.file), 0o644)

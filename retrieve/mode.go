@@ -20,7 +20,10 @@ import (
 //	hybrid convex   0.6687     0.3615   0.5151
 //
 // The hash embedder is lexical, so fusing it with BM25 does not pay on
-// average. A semantic embedder earns hybrid.
+// average. A semantic embedder earns hybrid. It is a rule for the average
+// collection: a collection's calibration (eval.Calibrate, recorded as a
+// Calibration) replaces it for that collection's searches
+// (Resolved.Calibrate).
 func DefaultMode(m embed.ModelInfo) store.Mode {
 	if m.Provider == "hash" {
 		return store.ModeKeyword

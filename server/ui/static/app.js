@@ -211,7 +211,7 @@ async function refresh() {
       const tr = document.createElement("tr");
       const fields = c.schema && c.schema.fields ? c.schema.fields.filter((f) => f.filterable).map((f) => f.name).join(", ") : "";
       const types = Object.entries(c.by_type || {}).map(([t, n]) => `${t} ${n}`).join(" · ");
-      for (const v of [c.name, String(c.documents), types, c.model.provider + "/" + c.model.model, fields]) {
+      for (const v of [c.name, String(c.documents), types, c.model.provider + "/" + c.model.model, c.search_default || "", fields]) {
         const td = document.createElement("td");
         td.textContent = v;
         tr.append(td);
