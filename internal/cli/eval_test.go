@@ -192,3 +192,45 @@ func TestEvalCalibrate(t *testing.T) {
 		t.Errorf("--beir with --corpus: %d %s", code, errOut)
 	}
 }
+
+// TestEvalCalibrateGolden holds the calibration of the offline golden
+// corpus to issue #24's promise: the configuration it chooses ranks the
+// golden questions' sources at least as well as keyword (MRR@10).
+func TestEvalCalibrateGolden(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ingests Go's documentation")
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	goDoc := filepath.Join(strings.TrimSpace(string(out)), "doc")
+	if _, err := os.Stat(filepath.Join(goDoc, "go_spec.html")); err != nil {
+		t.Skipf("Go's documentation is not at %s: skipped", goDoc)
+	}
+	golden := filepath.Join("..", "..", "eval", "testdata", "golden", "offline.jsonl")
+	code, stdout, errOut := run(t, "", "eval", "--calibrate", "--golden", golden, "--corpus", goDoc, "--corpus", filepath.Join("..", "..", "docs"), "--json")
+	var res struct {
+		Calibration struct {
+			Choice struct {
+				Name string `json:"name"`
+			} `json:"choice"`
+		} `json:"calibration"`
+		GoldenMRR []struct {
+			Name  string  `json:"name"`
+			Score float64 `json:"score"`
+		} `json:"golden_mrr"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != 0 || len(res.GoldenMRR) == 0 {
+		t.Fatalf("eval --calibrate: exit %d, %v: %.500q %q", code, err, stdout, errOut)
+	}
+	mrr := map[string]float64{}
+	for _, s := range res.GoldenMRR {
+		mrr[s.Name] = s.Score
+	}
+	chosen := res.Calibration.Choice.Name
+	if mrr[chosen] < mrr["keyword"] {
+		t.Errorf("chose %s: golden MRR@10 %.4f, under keyword's %.4f", chosen, mrr[chosen], mrr["keyword"])
+	}
+	t.Logf("chose %s; golden MRR@10 %v", chosen, mrr)
+}
