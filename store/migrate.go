@@ -22,6 +22,12 @@ type CopyReport struct {
 	Nodes       int `json:"nodes"`
 	Attachments int `json:"attachments"`
 	Links       int `json:"links"`
+	// Settings counts the collection settings copied (its calibration);
+	// SettingsLeft those the target keeps no place for (Weaviate): a
+	// calibration left behind is measured again with quarry eval
+	// --calibrate on a store that keeps settings.
+	Settings     int `json:"settings"`
+	SettingsLeft int `json:"settings_left,omitempty"`
 }
 
 // CopyProgress is reported as a copy goes: Done of Total documents of the
@@ -39,8 +45,8 @@ type CopyOptions struct {
 }
 
 // CopyCollection copies a collection — configuration, documents with their
-// embeddings (nothing is embedded again) and the hashes of its tracked
-// sources — into another store, where it is created (or must already
+// embeddings (nothing is embedded again), the hashes of its tracked
+// sources, its knowledge hierarchy and its settings — into another store, where it is created (or must already
 // match). Tracked sources are written whole, one transaction each, and a
 // source the target already holds with the same hash and chunk count is
 // skipped, so a copy interrupted midway resumes where it stopped; other
@@ -132,7 +138,33 @@ func CopyCollection(ctx context.Context, from *Collection, to *Store, opt CopyOp
 	if err := copyHierarchy(ctx, from, to, &rep); err != nil {
 		return rep, fmt.Errorf("copy %q: knowledge hierarchy: %w", from.Name(), err)
 	}
+	if err := copySettings(ctx, from, dst, &rep); err != nil {
+		return rep, fmt.Errorf("copy %q: %w", from.Name(), err)
+	}
 	return rep, nil
+}
+
+// copySettings copies the collection's settings, replacing the target's
+// under the same keys.
+func copySettings(ctx context.Context, from, dst *Collection, rep *CopyReport) error {
+	m, err := from.Settings(ctx)
+	if errors.Is(err, ErrUnsupported) || len(m) == 0 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !dst.KeepsSettings() {
+		rep.SettingsLeft = len(m)
+		return nil
+	}
+	for k, v := range m {
+		if err := dst.PutSetting(ctx, k, v); err != nil {
+			return err
+		}
+		rep.Settings++
+	}
+	return nil
 }
 
 // copyHierarchy copies the collection's nodes, attachments and links.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -214,5 +215,54 @@ func TestCopyKeepsTheHierarchy(t *testing.T) {
 	djs, _ := dst.Jobs()
 	if j, err := djs.GetJob(ctx, "job-1"); err != nil || j.State != store.JobDone {
 		t.Errorf("target job: %+v, %v", j, err)
+	}
+}
+
+// backendOnly is a store that keeps no collection settings: only the
+// Backend methods show through.
+type backendOnly struct{ store.Backend }
+
+// TestCopyKeepsSettings checks a copy carries the collection's settings
+// (its calibration), and counts those a target without settings cannot
+// take instead of dropping them unseen.
+func TestCopyKeepsSettings(t *testing.T) {
+	ctx := context.Background()
+	b, err := embedded.Open(ctx, t.TempDir(), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := store.New(b)
+	defer src.Close()
+	c, err := src.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Model: storetest.Model(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := document.New("a chunk")
+	d.ID, d.Embedding = "d1", []float32{1, 0}
+	if err := c.Upsert(ctx, []*document.Document{d}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutSetting(ctx, "calibration", json.RawMessage(`{"choice":{"name":"hybrid-convex-0.1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	dst := store.New(memory.New())
+	defer dst.Close()
+	rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := dst.Collection(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := copied.Setting(ctx, "calibration")
+	if err != nil || rep.Settings != 1 || string(got) != `{"choice":{"name":"hybrid-convex-0.1"}}` {
+		t.Errorf("copied %d settings: %s, %v", rep.Settings, got, err)
+	}
+	bare := store.New(backendOnly{memory.New()})
+	defer bare.Close()
+	rep, err = store.CopyCollection(ctx, c, bare, store.CopyOptions{})
+	if err != nil || rep.Settings != 0 || rep.SettingsLeft != 1 {
+		t.Errorf("to a store without settings: %+v, %v", rep, err)
 	}
 }

@@ -24,6 +24,9 @@ type SettingsKeeper interface {
 	Setting(ctx context.Context, coll, key string) (json.RawMessage, error)
 	// PutSetting replaces the value under key; a nil value deletes it.
 	PutSetting(ctx context.Context, coll, key string, value json.RawMessage) error
+	// Settings returns every setting of the collection by key (what a
+	// copy carries to another store); empty when it has none.
+	Settings(ctx context.Context, coll string) (map[string]json.RawMessage, error)
 }
 
 // Setting returns the collection's setting under key, nil when unset, or
@@ -65,6 +68,20 @@ func (c *Collection) settings(key string) (SettingsKeeper, error) {
 		return nil, fmt.Errorf("%w: this store keeps no collection settings", ErrUnsupported)
 	}
 	return sk, nil
+}
+
+// Settings returns every setting of the collection by key, or
+// ErrUnsupported when the store keeps none.
+func (c *Collection) Settings(ctx context.Context) (map[string]json.RawMessage, error) {
+	sk, ok := c.s.b.(SettingsKeeper)
+	if !ok {
+		return nil, fmt.Errorf("%w: this store keeps no collection settings", ErrUnsupported)
+	}
+	m, err := sk.Settings(ctx, c.cfg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: settings: %w", c.cfg.Name, err)
+	}
+	return m, nil
 }
 
 // KeepsSettings reports whether the collection's store keeps settings.

@@ -74,8 +74,12 @@ config.toml.`,
 			defer k.Close()
 			each := func(rep store.CopyReport) {
 				if !asJSON {
-					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied, %d sources already there; %d nodes, %d links\n",
-						rep.Collection, rep.Documents, rep.Sources, rep.Skipped, rep.Nodes, rep.Links)
+					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied, %d sources already there; %d nodes, %d links, %d settings\n",
+						rep.Collection, rep.Documents, rep.Sources, rep.Skipped, rep.Nodes, rep.Links, rep.Settings)
+					if rep.SettingsLeft > 0 {
+						fmt.Fprintf(stdio.Out, "%s: %d settings not copied (its calibration): the target keeps no collection settings, so its searches follow the fixed rule\n",
+							rep.Collection, rep.SettingsLeft)
+					}
 				}
 			}
 			res, err := k.Migrate(ctx, quarry.MigrateRequest{To: to, All: all, Each: each, Progress: migrateProgress(stdio, asJSON)})

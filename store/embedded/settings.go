@@ -53,3 +53,28 @@ func (b *Backend) PutSetting(ctx context.Context, coll, key string, value json.R
 	}
 	return nil
 }
+
+// Settings implements store.SettingsKeeper.
+func (b *Backend) Settings(ctx context.Context, coll string) (map[string]json.RawMessage, error) {
+	cid, err := collectionID(ctx, b.r, coll)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.r.QueryContext(ctx, `SELECT key, value FROM collection_settings WHERE collection_id = ?`, cid)
+	if err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]json.RawMessage{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("read settings: %w", err)
+		}
+		out[k] = json.RawMessage(v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	return out, nil
+}

@@ -537,6 +537,21 @@ func (b *Backend) Setting(_ context.Context, coll, key string) (json.RawMessage,
 	return slices.Clone(c.settings[key]), nil
 }
 
+// Settings implements store.SettingsKeeper.
+func (b *Backend) Settings(_ context.Context, coll string) (map[string]json.RawMessage, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	c, err := b.get(coll)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]json.RawMessage, len(c.settings))
+	for k, v := range c.settings {
+		out[k] = slices.Clone(v)
+	}
+	return out, nil
+}
+
 // PutSetting implements store.SettingsKeeper.
 func (b *Backend) PutSetting(_ context.Context, coll, key string, value json.RawMessage) error {
 	b.mu.Lock()

@@ -81,3 +81,36 @@ func (b *Backend) PutSetting(ctx context.Context, coll, key string, value json.R
 	}
 	return nil
 }
+
+// Settings implements store.SettingsKeeper. A store set up before settings
+// existed has none.
+func (b *Backend) Settings(ctx context.Context, coll string) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	err := pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+		cid, err := b.hierCollectionID(ctx, tx, coll)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT key, value::text FROM quarry_collection_settings WHERE collection_id = $1`, cid)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var v []byte
+			if err := rows.Scan(&k, &v); err != nil {
+				return err
+			}
+			out[k] = json.RawMessage(v)
+		}
+		return rows.Err()
+	})
+	switch {
+	case isUndefinedTable(err):
+		return map[string]json.RawMessage{}, nil
+	case err != nil:
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	return out, nil
+}

@@ -10,7 +10,7 @@ import (
 
 // testSettings checks collection settings: unset reads as nil, a value
 // reads back as the same JSON, a put replaces, nil deletes, collections
-// are isolated, an unknown collection is named, a bad key or value is
+// are isolated, Settings lists them all, an unknown collection is named, a bad key or value is
 // refused, and dropping a collection drops its settings.
 func testSettings(t *testing.T, s *store.Store) {
 	c := mustCollection(t, s, "kb", 3)
@@ -66,6 +66,15 @@ func testSettings(t *testing.T, s *store.Store) {
 	}
 	same(t, get(t, c, "other.key"), `3`)
 	put(t, c, "calibration", "") // deleting what is not there is no error
+	put(t, other, "x", `true`)
+	all, err := c.Settings(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 1 || all["other.key"] == nil {
+		t.Errorf("settings: %v, want other.key alone", all)
+	}
+	same(t, all["other.key"], `3`)
 
 	for _, tc := range []struct {
 		key, value string
@@ -86,6 +95,9 @@ func testSettings(t *testing.T, s *store.Store) {
 	}
 	if _, err := c.Setting(ctx(t), "other.key"); !errors.Is(err, store.ErrCollectionNotFound) {
 		t.Errorf("setting of a dropped collection: %v", err)
+	}
+	if _, err := c.Settings(ctx(t)); !errors.Is(err, store.ErrCollectionNotFound) {
+		t.Errorf("settings of a dropped collection: %v", err)
 	}
 	if err := c.PutSetting(ctx(t), "other.key", json.RawMessage(`1`)); !errors.Is(err, store.ErrCollectionNotFound) {
 		t.Errorf("put into a dropped collection: %v", err)
