@@ -54,6 +54,13 @@ type CalibrateResult struct {
 	// in the calibration's order; GoldenCases how many questions counted.
 	GoldenMRR   []retrieve.ConfigScore `json:"golden_mrr,omitempty"`
 	GoldenCases int                    `json:"golden_cases,omitempty"`
+	// SearchDefault is what a search that asks for no mode runs now
+	// (CollectionInfo.SearchDefault): the choice once saved, unless the
+	// knowledge base's search.mode names a mode, which wins.
+	SearchDefault string `json:"search_default"`
+	// ModeSet is the configured search.mode when it overrides the
+	// calibration.
+	ModeSet string `json:"mode_set,omitempty"`
 }
 
 // Calibrate measures which retrieval configuration ranks a collection's
@@ -80,7 +87,7 @@ func (kb *KB) Calibrate(ctx context.Context, sc Scope, req CalibrateRequest) (*C
 		if err := retrieve.SaveCalibration(ctx, c, nil); err != nil {
 			return nil, calibrateErr(err)
 		}
-		return out, nil
+		return out, kb.describeDefault(ctx, c, out)
 	}
 	cal, err := kb.calibrate(ctx, c, req.Queries)
 	if err != nil {
@@ -107,7 +114,20 @@ func (kb *KB) Calibrate(ctx context.Context, sc Scope, req CalibrateRequest) (*C
 		}
 		out.Saved = true
 	}
-	return out, nil
+	return out, kb.describeDefault(ctx, c, out)
+}
+
+// describeDefault records what searches that ask for no mode now run on c.
+func (kb *KB) describeDefault(ctx context.Context, c *store.Collection, out *CalibrateResult) error {
+	mode, err := kb.searchDefault(ctx, c)
+	if err != nil {
+		return err
+	}
+	out.SearchDefault = mode.Config()
+	if !mode.Default && !mode.Calibrated {
+		out.ModeSet = kb.cfg.Search.Mode
+	}
+	return nil
 }
 
 // calibrate runs eval.Calibrate against the fixed rule for the knowledge
@@ -169,7 +189,7 @@ func (r *CalibrateResult) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	cal := r.Calibration
 	if cal == nil {
-		fmt.Fprintf(tw, "collection %q: calibration removed; searches follow the fixed rule\n", r.Collection)
+		fmt.Fprintf(tw, "collection %q: calibration removed; searches that ask for no mode run %s\n", r.Collection, r.SearchDefault)
 		return tw.Flush()
 	}
 	fmt.Fprintf(tw, "collection %q: %d pseudo-queries over %d chunks, %s, %.1fs (model %s)\n",
@@ -195,7 +215,9 @@ func (r *CalibrateResult) WriteTable(w io.Writer) error {
 	}
 	switch {
 	case !r.Saved:
-		fmt.Fprintf(tw, "not saved (dry run): searches keep their default\n")
+		fmt.Fprintf(tw, "not saved (dry run): searches that ask for no mode keep running %s\n", r.SearchDefault)
+	case r.ModeSet != "":
+		fmt.Fprintf(tw, "saved, but search.mode = %q is set, and it wins: searches that ask for no mode run %s\n", r.ModeSet, r.SearchDefault)
 	case cal.Choice.Name == cal.Rule:
 		fmt.Fprintf(tw, "saved: no configuration beat the rule (%s) clearly; searches keep it\n", cal.Rule)
 	default:

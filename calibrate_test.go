@@ -87,7 +87,8 @@ func TestCalibrateScopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ci := st.Collections[0]
-	if !res.Saved || ci.Calibration == nil || ci.Calibration.Choice.Name != res.Calibration.Choice.Name || ci.SearchDefault != res.Calibration.Choice.Name {
+	if !res.Saved || ci.Calibration == nil || ci.Calibration.Choice.Name != res.Calibration.Choice.Name || ci.SearchDefault != res.Calibration.Choice.Name ||
+		res.SearchDefault != ci.SearchDefault || res.ModeSet != "" {
 		t.Errorf("after a calibration %+v: status default %q, calibration %+v", res.Calibration.Choice, ci.SearchDefault, ci.Calibration)
 	}
 	scoped, err := kb.Status(ctx, quarry.Scope{Filter: filter.Eq("sourceType", "manual")})

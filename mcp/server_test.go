@@ -574,6 +574,9 @@ func TestCalibrateTool(t *testing.T) {
 	if st.Collections[0].SearchDefault != "keyword" {
 		t.Errorf("status search default %q, calibration chose %q", st.Collections[0].SearchDefault, out.Calibration.Choice.Name)
 	}
+	if out.SearchDefault != "keyword" || out.ModeSet != "keyword" || !strings.Contains(text(res), `search.mode = "keyword"`) {
+		t.Errorf("the result does not say search.mode wins: %+v %q", out, text(res))
+	}
 
 	scoped := newFixtureScoped(t, mcp.Scope{Filter: filter.Eq("sourceType", "manual")})
 	if res := callRaw(t, connect(t, scoped.srv), mcp.ToolCalibrate, map[string]any{}); !res.IsError {
