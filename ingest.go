@@ -182,8 +182,13 @@ func (kb *KB) StartIngest(ctx context.Context, sc Scope, req IngestRequest, bg B
 // prepareIngest authorizes and checks a run and builds its options over
 // base (IngestOptions when nil).
 func (kb *KB) prepareIngest(ctx context.Context, sc Scope, req IngestRequest, base func(*store.Collection) ingest.Options) (ingest.Options, error) {
-	if sc.ReadOnly || (!req.Uploaded && (!sc.MayReachAll() || sc.NoServerPaths)) {
-		return ingest.Options{}, fmt.Errorf("%w: ingesting folders is not open to this caller (a read-only key, a scope filter, or a key below admin)", ErrForbidden)
+	if sc.ReadOnly {
+		return ingest.Options{}, fmt.Errorf("%w: ingesting is not open to a read-only caller", ErrForbidden)
+	}
+	if !req.Uploaded {
+		if err := sc.MayIngestPaths(); err != nil {
+			return ingest.Options{}, err
+		}
 	}
 	if len(req.Paths) == 0 {
 		return ingest.Options{}, invalid(errors.New("give at least one file or folder"))

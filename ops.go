@@ -69,6 +69,18 @@ func (sc Scope) Allows(collection string) bool {
 // (dropping a collection, ingestion jobs) need it.
 func (sc Scope) MayReachAll() bool { return sc.Filter == nil }
 
+// MayIngestPaths is the one rule for ingesting the server's own files and
+// folders (not uploads): a caller that may write, reach every document
+// and read server paths. Surfaces ask it before they confine paths or
+// create a collection, so a refused caller changes nothing; Ingest and
+// StartIngest ask it again.
+func (sc Scope) MayIngestPaths() error {
+	if sc.ReadOnly || !sc.MayReachAll() || sc.NoServerPaths {
+		return fmt.Errorf("%w: ingesting folders is not open to this caller (a read-only key, a scope filter, or a key below admin): upload files or add documents instead", ErrForbidden)
+	}
+	return nil
+}
+
 // thread is the stored id of a caller's thread.
 func (sc Scope) thread(id string) (string, error) {
 	if id == "" {

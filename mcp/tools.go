@@ -532,8 +532,8 @@ func (s *Server) ingest(ctx context.Context, req *sdk.CallToolRequest, in Ingest
 	if err != nil {
 		return nil, out, err
 	}
-	if sc.Filter != nil || sc.NoServerPaths {
-		return nil, out, fmt.Errorf("ingestion of server folders is not open to this client (a scope filter, or a key below admin): add texts with %s, with metadata that matches the scope", ToolAddDocuments)
+	if err := sc.MayIngestPaths(); err != nil {
+		return nil, out, fmt.Errorf("%w (with %s, texts with metadata that matches the scope)", err, ToolAddDocuments)
 	}
 	paths, err := s.confineAll(in.Paths)
 	if err != nil {

@@ -235,8 +235,8 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 	if s.roots == nil || s.cfg.IngestOptions == nil {
 		return nil, apiError(http.StatusForbidden, CodeForbidden, "ingestion from server folders is off: start the server with --root")
 	}
-	if p.scope != nil {
-		return nil, errScoped("ingesting server folders (upload files instead)")
+	if err := s.scope(p).MayIngestPaths(); err != nil {
+		return nil, fromLibrary(err)
 	}
 	paths, err := s.roots.ConfineAll(in.Body.Paths)
 	if err != nil {
