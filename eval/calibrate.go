@@ -29,6 +29,9 @@ const (
 	MinCalibrationDocuments = 200
 	// calibrationTerms is the length of a pseudo-query, in words.
 	calibrationTerms = 6
+	// calibrationSample is about how many chunks the words' document
+	// frequencies are counted on.
+	calibrationSample = 20_000
 	// calibrationNoise is the chance that a pseudo-query's word comes from
 	// another chunk instead of its own.
 	calibrationNoise = 0.5
@@ -100,7 +103,7 @@ func Calibrate(ctx context.Context, c *store.Collection, e embed.Embedder, opt C
 	if err != nil {
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
-	queries, qrels, docs, err := PseudoQueries(ctx, c, an, n)
+	queries, qrels, docs, err := pseudoQueries(ctx, c, an, n, calibrationSample)
 	if err != nil {
 		return nil, err
 	}
@@ -202,31 +205,59 @@ func clearlyBetter(a, b map[string]map[string]float64, metric string) bool {
 // Calibrate) and returns them with their judgements and the number of
 // chunks the collection holds.
 func PseudoQueries(ctx context.Context, c *store.Collection, an *bm25.Analyzer, n int) ([]Query, Qrels, int, error) {
+	return pseudoQueries(ctx, c, an, n, calibrationSample)
+}
+
+// pseudoQueries is PseudoQueries with document frequencies counted on
+// about sample chunks.
+func pseudoQueries(ctx context.Context, c *store.Collection, an *bm25.Analyzer, n, sample int) ([]Query, Qrels, int, error) {
 	type drawn struct {
 		key   uint64
 		id    string
 		words []string // surface words in text order
 	}
+	total, err := c.Count(ctx, nil)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("calibrate %q: %w", c.Name(), err)
+	}
+	// Document frequencies come from the chunks whose keys fall under cut,
+	// about calibrationSample of them (all of a smaller collection): the
+	// words' idf needs no more, and a chunk outside the sample that is not
+	// drawn costs one hash. The drawn chunks, the lowest keys, are in it.
+	cut := uint64(math.MaxUint64)
+	if total > sample {
+		cut = uint64(float64(math.MaxUint64) / float64(total) * float64(sample))
+	}
+	terms := termCache{an: an, m: map[string]string{}}
 	df := map[string]int{}
+	sampled := 0
 	var picked []drawn // the n lowest keys, kept sorted
 	docs := 0
-	err := c.Scan(ctx, 500, func(page []*document.Document) error {
+	err = c.Scan(ctx, 500, func(page []*document.Document) error {
 		for _, d := range page {
 			docs++
+			k := idKey(d.ID)
+			inSample := k < cut
+			candidate := len(picked) < n || k < picked[n-1].key
+			if !inSample && !candidate {
+				continue
+			}
 			text := d.Content
 			if t := store.Title(d); t != "" {
 				text = t + "\n" + text
 			}
 			words := surfaceWords(text)
-			seen := map[string]bool{}
-			for _, w := range words {
-				if t := termOf(an, w); t != "" && !seen[t] {
-					seen[t] = true
-					df[t]++
+			if inSample {
+				sampled++
+				seen := map[string]bool{}
+				for _, w := range words {
+					if t := terms.of(w); t != "" && !seen[t] {
+						seen[t] = true
+						df[t]++
+					}
 				}
 			}
-			k := idKey(d.ID)
-			if len(picked) == n && k >= picked[n-1].key {
+			if !candidate {
 				continue
 			}
 			at, _ := slices.BinarySearchFunc(picked, k, func(p drawn, k uint64) int {
@@ -254,7 +285,7 @@ func PseudoQueries(ctx context.Context, c *store.Collection, an *bm25.Analyzer, 
 		// Another drawn chunk is a random chunk: its words stand for the
 		// collection's.
 		other := picked[(i+1)%len(picked)].words
-		q := drawQuery(an, p.words, other, df, docs, p.key)
+		q := drawQuery(&terms, p.words, other, df, sampled, p.key)
 		if q == "" {
 			continue
 		}
@@ -270,6 +301,27 @@ func surfaceWords(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
+}
+
+// termCache remembers the index term of each surface word: words repeat,
+// and analysing one costs a stemmer's run. It stops growing at
+// maxCachedTerms words.
+type termCache struct {
+	an *bm25.Analyzer
+	m  map[string]string
+}
+
+const maxCachedTerms = 200_000
+
+func (tc *termCache) of(w string) string {
+	if t, ok := tc.m[w]; ok {
+		return t
+	}
+	t := termOf(tc.an, w)
+	if len(tc.m) < maxCachedTerms {
+		tc.m[w] = t
+	}
+	return t
 }
 
 // termOf is the index term of one word, "" for a stop word, a number or a
@@ -297,7 +349,7 @@ func idKey(id string) uint64 {
 // chance proportional to its tf·idf, in the order drawn, and replaces each
 // with a word of other with a chance of calibrationNoise; "" when the chunk
 // has fewer than three words worth asking for.
-func drawQuery(an *bm25.Analyzer, words, other []string, df map[string]int, docs int, seed uint64) string {
+func drawQuery(terms *termCache, words, other []string, df map[string]int, docs int, seed uint64) string {
 	type cand struct {
 		word string
 		tf   int
@@ -306,7 +358,7 @@ func drawQuery(an *bm25.Analyzer, words, other []string, df map[string]int, docs
 	byTerm := map[string]int{}
 	var cands []cand
 	for _, w := range words {
-		t := termOf(an, w)
+		t := terms.of(w)
 		if t == "" {
 			continue
 		}
@@ -324,7 +376,7 @@ func drawQuery(an *bm25.Analyzer, words, other []string, df map[string]int, docs
 	// word's key is u^(1/w), the largest keys win.
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	for i := range cands {
-		t := termOf(an, cands[i].word)
+		t := terms.of(cands[i].word)
 		idf := math.Log(1 + (float64(docs)-float64(df[t])+0.5)/(float64(df[t])+0.5))
 		w := float64(cands[i].tf) * idf
 		if w <= 0 {
@@ -350,7 +402,7 @@ func drawQuery(an *bm25.Analyzer, words, other []string, df map[string]int, docs
 		}
 		// A few tries at a word worth asking for; else the chunk's own stays.
 		for range 20 {
-			if w := other[rng.IntN(len(other))]; termOf(an, w) != "" {
+			if w := other[rng.IntN(len(other))]; terms.of(w) != "" {
 				out[i] = w
 				break
 			}
