@@ -23,7 +23,7 @@ type CopyReport struct {
 	Attachments int `json:"attachments"`
 	Links       int `json:"links"`
 	// Settings counts the collection settings copied (its calibration);
-	// SettingsLeft those the target keeps no place for (Weaviate): a
+	// SettingsLeft those the target keeps no place for: a
 	// calibration left behind is measured again with quarry eval
 	// --calibrate on a store that keeps settings.
 	Settings     int `json:"settings"`

@@ -2,6 +2,7 @@ package weaviate_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -68,12 +69,16 @@ func TestMigrateBothWays(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if err := c.PutSetting(ctx, "calibration", json.RawMessage(`{"choice":{"name":"hybrid-convex-0.1"}}`)); err != nil {
+		t.Fatal(err)
+	}
+
 	wv := openFresh(t, base)
 	rep, err := store.CopyCollection(ctx, c, wv, store.CopyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Documents != 24 || rep.Sources != 12 || rep.Nodes != 2 || rep.Attachments != 1 || rep.Links != 1 {
+	if rep.Documents != 24 || rep.Sources != 12 || rep.Nodes != 2 || rep.Attachments != 1 || rep.Links != 1 || rep.Settings != 1 {
 		t.Errorf("copy to weaviate: %+v", rep)
 	}
 	wc, err := wv.Collection(ctx, "docs")
@@ -85,12 +90,15 @@ func TestMigrateBothWays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Documents != 24 || rep.Nodes != 2 {
+	if rep.Documents != 24 || rep.Nodes != 2 || rep.Settings != 1 {
 		t.Errorf("copy back: %+v", rep)
 	}
 	bc, err := back.Collection(ctx, "docs")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if v, err := bc.Setting(ctx, "calibration"); err != nil || string(v) != `{"choice":{"name":"hybrid-convex-0.1"}}` {
+		t.Errorf("the calibration came back as %s, %v", v, err)
 	}
 	var want, got []*document.Document
 	_ = c.Scan(ctx, 0, func(p []*document.Document) error { want = append(want, p...); return nil })

@@ -124,6 +124,7 @@ func (b *Backend) ensureMetaClasses(ctx context.Context) error {
 			typedProp("q_seq", "int"),
 			textProp("q_state", "", false, false),
 		}, false),
+		b.settingsClassDef(),
 	}
 	for _, d := range defs {
 		if err := b.createClass(ctx, d); err != nil {
@@ -251,6 +252,7 @@ func (b *Backend) DropCollection(ctx context.Context, name string) error {
 	}
 	for _, d := range []struct{ class, coll string }{
 		{b.txnsClass(), name}, {b.sourcesClass(), name}, {b.hierClass(), name}, {b.txnsClass(), hierColl(name)},
+		{b.settingsClass(), name},
 	} {
 		if _, err := b.deleteWhere(ctx, d.class, where{"path": []any{"coll"}, "operator": "Equal", "valueText": d.coll}); err != nil {
 			return err
