@@ -20,6 +20,11 @@ import (
 // --calibrate. At this size a calibration takes a few seconds.
 const AutoCalibrateDocuments = 1000
 
+// RecalibrateGrowth is how many times larger than at its calibration a
+// collection grows before an ingest calibrates it again: what ranks a
+// collection's text best can change as the text does.
+const RecalibrateGrowth = 4
+
 // MaxCalibrationQueries bounds a calibration's pseudo-queries: each is
 // ranked by every configuration.
 const MaxCalibrationQueries = 5000
@@ -151,7 +156,8 @@ func calibrateErr(err error) error {
 
 // autoCalibrate calibrates a collection after an ingest wrote to it, when
 // search.calibrate is auto, it holds AutoCalibrateDocuments chunks or more
-// and has no calibration for the knowledge base's embedder. A calibration
+// and has no calibration for the knowledge base's embedder, or one made
+// when it was RecalibrateGrowth times smaller. A calibration
 // that fails is logged, never the ingest's failure: searches then keep the
 // fixed rule.
 func (kb *KB) autoCalibrate(ctx context.Context, c *store.Collection, rep *ingest.Report) {
@@ -162,11 +168,14 @@ func (kb *KB) autoCalibrate(ctx context.Context, c *store.Collection, rep *inges
 		return
 	}
 	old, err := retrieve.LoadCalibration(ctx, c)
-	if err != nil || (old != nil && old.Model == kb.emb.Model().String()) {
+	if err != nil {
 		return
 	}
 	n, err := c.Count(ctx, nil)
 	if err != nil || n < AutoCalibrateDocuments {
+		return
+	}
+	if old != nil && old.Model == kb.emb.Model().String() && n < RecalibrateGrowth*old.Documents {
 		return
 	}
 	cal, err := kb.calibrate(ctx, c, 0)

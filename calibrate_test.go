@@ -203,5 +203,38 @@ func TestIngestCalibrates(t *testing.T) {
 		if got := st.Collections[0].Calibration != nil; got != tc.want {
 			t.Errorf("calibrate = %s: status calibration %+v", tc.setting, st.Collections[0].Calibration)
 		}
+		if !tc.want {
+			continue
+		}
+		// A collection that has not grown much keeps its calibration; one
+		// RecalibrateGrowth times larger than at its calibration is
+		// calibrated again.
+		more := t.TempDir()
+		for i, words := range []string{"w001term w002term w003term", "w004term w005term w006term"} {
+			if err := os.WriteFile(filepath.Join(more, fmt.Sprintf("m%d.md", i)), []byte("# More\n\n"+words+".\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := kb.Collection("").Ingest(ctx, []string{filepath.Join(more, fmt.Sprintf("m%d.md", i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 && rep.Calibrated != "" {
+				t.Errorf("a collection grown by one file was calibrated again")
+			}
+			if i == 0 {
+				c, err := kb.StoreCollection(ctx, "", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cal := st.Collections[0].Calibration
+				cal.Documents = 250 // as if calibrated when it was a quarter of its size
+				if err := retrieve.SaveCalibration(ctx, c, cal); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if i == 1 && rep.Calibrated == "" {
+				t.Errorf("a collection four times larger than at its calibration was not calibrated again")
+			}
+		}
 	}
 }

@@ -348,8 +348,9 @@ rerank = ` + q(c.Search.Rerank) + `
 # one), a negative value never abstains.
 min_relevance = ` + strconv.FormatFloat(c.Search.MinRelevance, 'g', -1, 64) + `
 # auto: an ingest that leaves a collection of 1000 chunks or more without a calibration
-# measures which mode ranks its own text best (seconds, offline; quarry eval --calibrate),
-# and searches that ask for no mode run it. off: the fixed rule for the embedder.
+# (or four times larger than at its last one) measures which mode ranks its own text best
+# (seconds, offline; quarry eval --calibrate), and searches that ask for no mode run it.
+# off: the fixed rule for the embedder, unless quarry eval --calibrate records a choice.
 calibrate = ` + q(c.Search.Calibrate) + `
 
 [ingest]
