@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
@@ -204,6 +205,24 @@ func (a *Analyzer) words(s *scratch, text string, code bool, f func(w []byte, co
 		w := a.normalise(s, v)
 		if len(w) > 0 {
 			f(w, code || inTicks)
+			joinedParts(w, func(part []byte) { f(part, code || inTicks) })
+		}
+	}
+}
+
+// joinedParts calls f with the parts of a word the segmenter joined across
+// '.' or ':' — a qualified name such as "sync.mutex" or "l.trylock", a host
+// name — that are worth a term of their own: two bytes or more, a letter
+// among them. So "Mutex" finds "sync.Mutex" and "TryLock" finds
+// "l.TryLock", while the whole word stays a term too. Numbers ("3.14")
+// and abbreviations ("e.g") give no parts.
+func joinedParts(w []byte, f func(part []byte)) {
+	if bytes.IndexAny(w, ".:") < 0 {
+		return
+	}
+	for part := range bytes.FieldsFuncSeq(w, func(r rune) bool { return r == '.' || r == ':' }) {
+		if len(part) >= 2 && len(part) < len(w) && bytes.IndexFunc(part, unicode.IsLetter) >= 0 {
+			f(part)
 		}
 	}
 }

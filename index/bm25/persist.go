@@ -19,8 +19,10 @@ import (
 // compact. Read checks the checksum first and then every structural
 // invariant, so a damaged file is an error, never a panic or a wrong index.
 const (
-	magic         = "QRYBM25\x00"
-	formatVersion = 2 // 2: code pairs (pairer); a version-1 index lacks them and is rebuilt
+	magic = "QRYBM25\x00"
+	// 2: code pairs (pairer); 3: the parts of joined words (joinedParts).
+	// An index of another version lacks them and is rebuilt.
+	formatVersion = 3
 )
 
 const (
