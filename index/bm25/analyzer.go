@@ -217,7 +217,7 @@ func (a *Analyzer) words(s *scratch, text string, code bool, f func(w []byte, co
 // "l.TryLock", while the whole word stays a term too. Numbers ("3.14")
 // and abbreviations ("e.g") give no parts.
 func joinedParts(w []byte, f func(part []byte)) {
-	if bytes.IndexAny(w, ".:") < 0 {
+	if !bytes.ContainsAny(w, ".:") {
 		return
 	}
 	for part := range bytes.FieldsFuncSeq(w, func(r rune) bool { return r == '.' || r == ':' }) {
