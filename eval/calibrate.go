@@ -428,36 +428,17 @@ func GoldenMRR(ctx context.Context, c *store.Collection, e embed.Embedder, cases
 	if len(queries) == 0 {
 		return 0, 0, errors.New("golden MRR: the set has no answerable case that names its sources")
 	}
-	var vecs [][]float32
-	if cfg.Mode != store.ModeKeyword {
-		texts := make([]string, len(queries))
-		for i, q := range queries {
-			texts[i] = q.Text
-		}
-		var err error
-		if vecs, err = embed.EmbedQuery(ctx, e, texts); err != nil {
-			return 0, 0, fmt.Errorf("golden MRR: embed questions: %w", err)
-		}
-	}
 	sum := 0.0
-	for i, q := range queries {
-		req := store.SearchRequest{Mode: cfg.Mode, TopK: k, Fusion: cfg.Fusion}
-		if cfg.Mode != store.ModeVector {
-			req.Query = q.Text
-		}
-		if vecs != nil {
-			req.Embedding = vecs[i]
-		}
-		hits, err := c.Search(ctx, req)
-		if err != nil {
-			return 0, 0, fmt.Errorf("golden MRR: %s: %w", q.ID, err)
-		}
+	err := searchAll(ctx, c, e, queries, cfg, k, func(q Query, hits []store.Hit) {
 		for r, h := range hits {
 			if SourceMatches(h.Doc.SourceName, sources[q.ID]) {
 				sum += 1 / float64(r+1)
 				break
 			}
 		}
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("golden MRR: %w", err)
 	}
 	return sum / float64(len(queries)), len(queries), nil
 }

@@ -64,6 +64,23 @@ type Config struct {
 // the rankings (document ids, best first, at most topK each).
 func Retrieve(ctx context.Context, c *store.Collection, e embed.Embedder, queries []Query, cfg Config, topK int) (Run, error) {
 	run := make(Run, len(queries))
+	err := searchAll(ctx, c, e, queries, cfg, topK, func(q Query, hits []store.Hit) {
+		ids := make([]string, len(hits))
+		for j, h := range hits {
+			ids[j] = h.Doc.ID
+		}
+		run[q.ID] = ids
+	})
+	if err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// searchAll runs every query against the collection with cfg, embedding
+// them first in one call when cfg needs vectors, and passes each query's
+// hits (at most topK) to f.
+func searchAll(ctx context.Context, c *store.Collection, e embed.Embedder, queries []Query, cfg Config, topK int, f func(Query, []store.Hit)) error {
 	var vecs [][]float32
 	if cfg.Mode != store.ModeKeyword {
 		texts := make([]string, len(queries))
@@ -72,7 +89,7 @@ func Retrieve(ctx context.Context, c *store.Collection, e embed.Embedder, querie
 		}
 		var err error
 		if vecs, err = embed.EmbedQuery(ctx, e, texts); err != nil {
-			return nil, fmt.Errorf("embed queries: %w", err)
+			return fmt.Errorf("embed queries: %w", err)
 		}
 	}
 	for i, q := range queries {
@@ -85,15 +102,11 @@ func Retrieve(ctx context.Context, c *store.Collection, e embed.Embedder, querie
 		}
 		hits, err := c.Search(ctx, req)
 		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", q.ID, err)
+			return fmt.Errorf("query %s: %w", q.ID, err)
 		}
-		ids := make([]string, len(hits))
-		for j, h := range hits {
-			ids[j] = h.Doc.ID
-		}
-		run[q.ID] = ids
+		f(q, hits)
 	}
-	return run, nil
+	return nil
 }
 
 // Gate is a threshold on a metric's mean, such as ndcg@10>=0.67.
