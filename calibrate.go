@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/quarry-rag/quarry/eval"
@@ -24,6 +23,9 @@ const AutoCalibrateDocuments = 1000
 // collection grows before an ingest calibrates it again: what ranks a
 // collection's text best can change as the text does.
 const RecalibrateGrowth = 4
+
+// MinCalibrationDocuments is the smallest collection Calibrate measures.
+const MinCalibrationDocuments = eval.MinCalibrationDocuments
 
 // MaxCalibrationQueries bounds a calibration's pseudo-queries: each is
 // ranked by every configuration.
@@ -44,6 +46,12 @@ type CalibrateRequest struct {
 	// Golden, when set, is a golden set (JSONL) whose answerable questions
 	// check each configuration: their MRR@10 against the cases' sources.
 	Golden string
+	// BEIR, when set, is a BEIR-layout dataset indexed into the collection
+	// first (EvalRetrieval) and scored on its real judgements with
+	// Configs (default: every calibration configuration), so the
+	// calibration's choice can be checked against them.
+	BEIR    string
+	Configs []string
 }
 
 // CalibrateResult is a calibration and, with a golden set, each
@@ -59,6 +67,8 @@ type CalibrateResult struct {
 	// in the calibration's order; GoldenCases how many questions counted.
 	GoldenMRR   []retrieve.ConfigScore `json:"golden_mrr,omitempty"`
 	GoldenCases int                    `json:"golden_cases,omitempty"`
+	// Retrieval is the BEIR dataset's report, with CalibrateRequest.BEIR.
+	Retrieval *eval.RetrievalReport `json:"retrieval,omitempty"`
 	// SearchDefault is what a search that asks for no mode runs now
 	// (CollectionInfo.SearchDefault): the choice once saved, unless the
 	// knowledge base's search.mode names a mode, which wins.
@@ -80,14 +90,28 @@ func (kb *KB) Calibrate(ctx context.Context, sc Scope, req CalibrateRequest) (*C
 	if req.Queries < 0 || req.Queries > MaxCalibrationQueries {
 		return nil, invalid(fmt.Errorf("queries %d: give 1 to %d (default %d)", req.Queries, MaxCalibrationQueries, eval.CalibrationQueries))
 	}
-	if req.Golden != "" && sc.NoServerPaths {
-		return nil, fmt.Errorf("%w: a golden set is read from the server's files, which are not open to this caller", ErrForbidden)
+	if (req.Golden != "" || req.BEIR != "") && sc.NoServerPaths {
+		return nil, fmt.Errorf("%w: a golden set or a dataset is read from the server's files, which are not open to this caller", ErrForbidden)
+	}
+	if req.BEIR != "" && (req.Golden != "" || req.Reset) {
+		return nil, invalid(errors.New("calibrate: a BEIR dataset is calibrated on its own judgements; give it without a golden set or a reset"))
+	}
+	var beir *eval.RetrievalReport
+	if req.BEIR != "" {
+		configs := req.Configs
+		if len(configs) == 0 {
+			configs = []string{"calibration"}
+		}
+		var err error
+		if beir, err = kb.EvalRetrieval(ctx, RetrievalEval{Dataset: req.BEIR, Configs: configs, Metrics: []string{"ndcg@10"}, TopK: 100}); err != nil {
+			return nil, err
+		}
 	}
 	c, err := kb.collection(ctx, sc, req.Collection, false)
 	if err != nil {
 		return nil, err
 	}
-	out := &CalibrateResult{Collection: c.Name()}
+	out := &CalibrateResult{Collection: c.Name(), Retrieval: beir}
 	if req.Reset {
 		if err := retrieve.SaveCalibration(ctx, c, nil); err != nil {
 			return nil, calibrateErr(err)
@@ -213,14 +237,7 @@ func (r *CalibrateResult) WriteTable(w io.Writer) error {
 		if i < len(r.GoldenMRR) {
 			line += fmt.Sprintf("\t%.4f", r.GoldenMRR[i].Score)
 		}
-		var marks []string
-		if s.Name == cal.Choice.Name {
-			marks = append(marks, "chosen")
-		}
-		if s.Name == cal.Rule {
-			marks = append(marks, "rule")
-		}
-		fmt.Fprintln(tw, line+"\t"+strings.Join(marks, ", "))
+		fmt.Fprintln(tw, line+"\t"+cal.Role(s.Name))
 	}
 	switch {
 	case !r.Saved:
@@ -232,5 +249,12 @@ func (r *CalibrateResult) WriteTable(w io.Writer) error {
 	default:
 		fmt.Fprintf(tw, "saved: searches that ask for no mode run %s\n", cal.Choice.Name)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Retrieval != nil {
+		fmt.Fprintln(w)
+		return r.Retrieval.WriteTable(w)
+	}
+	return nil
 }

@@ -13,6 +13,20 @@ import (
 // root.
 var dataDir = filepath.Join("..", "..", "shared", "data")
 
+// loadSet loads a shared BEIR set; the test is skipped without it.
+func loadSet(t *testing.T, set string) *eval.Dataset {
+	t.Helper()
+	dir := filepath.Join(dataDir, set)
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no evaluation data at %s", dir)
+	}
+	ds, err := eval.LoadBEIR(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
 // runBM25 indexes the corpus unsplit, title as its own field, and returns
 // the top 100 for every judged query.
 func runBM25(t *testing.T, ds *eval.Dataset, cfg bm25.Config) eval.Run {
@@ -58,14 +72,7 @@ func TestBEIRQuality(t *testing.T) {
 	}
 	for _, set := range []string{"scifact", "cranfield"} {
 		t.Run(set, func(t *testing.T) {
-			dir := filepath.Join(dataDir, set)
-			if _, err := os.Stat(dir); err != nil {
-				t.Skipf("no evaluation data at %s", dir)
-			}
-			ds, err := eval.LoadBEIR(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ds := loadSet(t, set)
 			for _, v := range variants {
 				res := eval.Evaluate(ds.Qrels, runBM25(t, ds, bm25.Config{Analyzer: v.an}), eval.NDCG(10), eval.Recall(100))
 				ndcg, recall := res.Mean["ndcg@10"], res.Mean["recall@100"]

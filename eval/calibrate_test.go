@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -162,14 +160,7 @@ func TestCalibrationOnBEIR(t *testing.T) {
 	ctx := context.Background()
 	for _, set := range []string{"cranfield", "scifact"} {
 		t.Run(set, func(t *testing.T) {
-			dir := filepath.Join(dataDir, set)
-			if _, err := os.Stat(dir); err != nil {
-				t.Skipf("no evaluation data at %s", dir)
-			}
-			ds, err := eval.LoadBEIR(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ds := loadSet(t, set)
 			emb, err := hash.New(hash.Config{})
 			if err != nil {
 				t.Fatal(err)

@@ -305,7 +305,8 @@ func (s *Server) addTools() error {
 		Annotations: &sdk.ToolAnnotations{Title: "Calibrate search", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Measure which retrieval configuration (keyword, hybrid, hybrid with convex fusion at a few vector " +
 			"weights) ranks a collection's own text best, on pseudo-queries drawn from its passages, and make it the " +
-			"collection's search default: what searches that ask for no mode run. Takes seconds; needs 200 passages."}, writes(s, s.calibrate))
+			"collection's search default: what searches that ask for no mode run. Takes seconds; needs " +
+			fmt.Sprint(quarry.MinCalibrationDocuments) + " passages."}, writes(s, s.calibrate))
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolDelete,
 		Annotations: &sdk.ToolAnnotations{Title: "Delete passages", DestructiveHint: new(true), OpenWorldHint: new(false)},
 		Description: "Delete passages from a collection: every passage of a source, or every passage matching " +

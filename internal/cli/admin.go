@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
 )
 
@@ -161,7 +160,7 @@ func newStatusCmd(stdio IO) *cobra.Command {
 			for _, c := range st.Collections {
 				if cal := c.Calibration; cal != nil {
 					fmt.Fprintf(stdio.Out, "\ncalibration %q  %s, measured %s on %d pseudo-queries over %d chunks (%s):\n  %s\n",
-						c.Name, cal.Choice.Name, cal.At.Local().Format(time.DateTime), cal.Queries, cal.Documents, cal.Model, calibrationScores(cal))
+						c.Name, cal.Choice.Name, cal.At.Local().Format(time.DateTime), cal.Queries, cal.Documents, cal.Model, cal.Summary())
 				}
 			}
 			if n := st.Jobs; n.Running+n.Failed+n.Interrupted > 0 {
@@ -181,26 +180,6 @@ func newStatusCmd(stdio IO) *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print status as JSON")
 	return cmd
-}
-
-// calibrationScores writes a calibration's figures on one line, the
-// choice and the rule marked: "keyword 0.6304 (rule), hybrid-convex-0.1
-// 0.6423 (chosen), …".
-func calibrationScores(cal *retrieve.Calibration) string {
-	var parts []string
-	for _, s := range cal.Scores {
-		p := fmt.Sprintf("%s %.4f", s.Name, s.Score)
-		switch {
-		case s.Name == cal.Choice.Name && s.Name == cal.Rule:
-			p += " (rule, kept)"
-		case s.Name == cal.Choice.Name:
-			p += " (chosen)"
-		case s.Name == cal.Rule:
-			p += " (rule)"
-		}
-		parts = append(parts, p)
-	}
-	return cal.Metric + ": " + strings.Join(parts, ", ")
 }
 
 // byType writes passage counts by source type: "file 12, object 3".

@@ -164,8 +164,8 @@ recording; --reset removes the calibration.`,
 // scratch one holding a BEIR dataset or the --corpus folders.
 func runCalibrate(cmd *cobra.Command, stdio IO, f kbFlags, req quarry.CalibrateRequest, beir, golden string, corpora, modes []string, asJSON bool) error {
 	ctx := cmd.Context()
-	if beir != "" && (golden != "" || len(corpora) > 0) {
-		return usageErr(errors.New("eval --calibrate: --beir calibrates its own dataset; give it without --golden or --corpus"))
+	if beir != "" && len(corpora) > 0 {
+		return usageErr(errors.New("eval --calibrate: --beir indexes its own dataset; give it without --corpus"))
 	}
 	scratch := beir != "" || len(corpora) > 0
 	if scratch {
@@ -183,40 +183,21 @@ func runCalibrate(cmd *cobra.Command, stdio IO, f kbFlags, req quarry.CalibrateR
 		return err
 	}
 	defer k.Close()
-	var beirRep *eval.RetrievalReport
-	switch {
-	case beir != "":
-		if !cmd.Flags().Changed("mode") {
-			modes = []string{"calibration"}
-		}
-		if beirRep, err = k.EvalRetrieval(ctx, quarry.RetrievalEval{Dataset: beir, Configs: modes, Metrics: []string{"ndcg@10"}, TopK: 100}); err != nil {
-			return cliErr(err)
-		}
-	case len(corpora) > 0:
+	if len(corpora) > 0 {
 		if _, err := runIngest(ctx, IO{In: stdio.In, Out: stdio.Err, Err: stdio.Err}, k, quarry.IngestRequest{Paths: corpora}, false); err != nil {
 			return err
 		}
 	}
-	req.Collection, req.Golden = f.collection, golden
-	res, err := k.Calibrate(ctx, quarry.Scope{}, req)
+	req.Collection, req.Golden, req.BEIR = f.collection, golden, beir
+	if cmd.Flags().Changed("mode") {
+		req.Configs = modes
+	}
+	res, err := k.Calibrate(ctx, quarry.Developer(), req)
 	if err != nil {
 		return cliErr(err)
 	}
 	if asJSON {
-		if beirRep != nil {
-			return writeJSON(stdio, struct {
-				Calibration *quarry.CalibrateResult `json:"calibration"`
-				Retrieval   *eval.RetrievalReport   `json:"retrieval"`
-			}{res, beirRep})
-		}
 		return writeJSON(stdio, res)
 	}
-	if err := res.WriteTable(stdio.Out); err != nil {
-		return err
-	}
-	if beirRep != nil {
-		fmt.Fprintln(stdio.Out)
-		return beirRep.WriteTable(stdio.Out)
-	}
-	return nil
+	return res.WriteTable(stdio.Out)
 }

@@ -98,6 +98,21 @@ func TestEvalGolden(t *testing.T) {
 	}
 }
 
+// goDocDir is Go's own documentation, $(go env GOROOT)/doc; the test is
+// skipped without it.
+func goDocDir(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skipf("go env GOROOT: %v", err)
+	}
+	goDoc := filepath.Join(strings.TrimSpace(string(out)), "doc")
+	if _, err := os.Stat(filepath.Join(goDoc, "go_spec.html")); err != nil {
+		t.Skipf("Go's documentation is not at %s: skipped", goDoc)
+	}
+	return goDoc
+}
+
 // TestEvalOfflineGate is the CI gate on offline answers: the golden set
 // of eval/testdata/golden/offline.jsonl over Go's documentation and
 // Quarry's docs/, answered extractively with the default relevance floor.
@@ -108,14 +123,7 @@ func TestEvalOfflineGate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ingests Go's documentation")
 	}
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skipf("go env GOROOT: %v", err)
-	}
-	goDoc := filepath.Join(strings.TrimSpace(string(out)), "doc")
-	if _, err := os.Stat(filepath.Join(goDoc, "go_spec.html")); err != nil {
-		t.Skipf("Go's documentation is not at %s: skipped", goDoc)
-	}
+	goDoc := goDocDir(t)
 	golden := filepath.Join("..", "..", "eval", "testdata", "golden", "offline.jsonl")
 	code, stdout, errOut := run(t, "", "eval", "--golden", golden, "--corpus", goDoc, "--corpus", filepath.Join("..", "..", "docs"),
 		"--gate", "sentence_precision>=0.80", "--gate", "sentence_recall>=0.60", "--gate", "abstention>=0.9",
@@ -200,14 +208,7 @@ func TestEvalCalibrateGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ingests Go's documentation")
 	}
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Skipf("go env GOROOT: %v", err)
-	}
-	goDoc := filepath.Join(strings.TrimSpace(string(out)), "doc")
-	if _, err := os.Stat(filepath.Join(goDoc, "go_spec.html")); err != nil {
-		t.Skipf("Go's documentation is not at %s: skipped", goDoc)
-	}
+	goDoc := goDocDir(t)
 	golden := filepath.Join("..", "..", "eval", "testdata", "golden", "offline.jsonl")
 	code, stdout, errOut := run(t, "", "eval", "--calibrate", "--golden", golden, "--corpus", goDoc, "--corpus", filepath.Join("..", "..", "docs"), "--json")
 	var res struct {
