@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/quarry-rag/quarry/store"
 )
 
 // settingsSQL keeps store.SettingsKeeper values; dropping a collection
@@ -31,23 +33,35 @@ func isUndefinedTable(err error) bool {
 }
 
 // Setting implements store.SettingsKeeper. A store set up before settings
-// existed has none.
+// existed has none. Searches read it, so it is one statement; bound to a
+// caller's transaction it runs under a savepoint, so a missing table does
+// not abort that transaction.
 func (b *Backend) Setting(ctx context.Context, coll, key string) (json.RawMessage, error) {
 	var v []byte
-	// A savepoint inside a caller's transaction, so a missing table does
-	// not abort it.
-	err := pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
-		cid, err := b.hierCollectionID(ctx, tx, coll)
-		if err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `SELECT value::text FROM quarry_collection_settings WHERE collection_id = $1 AND key = $2`, cid, key).Scan(&v)
-	})
+	read := func(q interface {
+		QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	}) error {
+		return q.QueryRow(ctx, `SELECT s.value::text FROM quarry_collections c
+			LEFT JOIN quarry_collection_settings s ON s.collection_id = c.id AND s.key = $2
+			WHERE c.name = $1`, coll, key).Scan(&v)
+	}
+	var err error
+	if b.pool != nil {
+		err = read(b.db)
+	} else {
+		err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error { return read(tx) })
+	}
 	switch {
-	case errors.Is(err, pgx.ErrNoRows), isUndefinedTable(err):
-		return nil, nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, store.ErrCollectionNotFound
+	case isUndefinedTable(err):
+		// A store set up before settings: the collection must still exist.
+		_, err = b.hierCollectionID(ctx, b.db, coll)
+		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("read setting: %w", err)
+	case v == nil:
+		return nil, nil
 	}
 	return json.RawMessage(v), nil
 }

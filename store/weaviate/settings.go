@@ -23,9 +23,11 @@ func (b *Backend) settingID(coll, key string) string {
 	return objectID(b.opts.Prefix, "setting", coll, key)
 }
 
-// Setting implements store.SettingsKeeper.
+// Setting implements store.SettingsKeeper. Searches read it, so the
+// collection is checked in the backend's cache, as every read does: a hit
+// costs one request.
 func (b *Backend) Setting(ctx context.Context, coll, key string) (json.RawMessage, error) {
-	if _, err := b.LoadCollection(ctx, coll); err != nil {
+	if _, err := b.get(ctx, coll); err != nil {
 		return nil, err
 	}
 	var obj struct {
@@ -46,7 +48,7 @@ func (b *Backend) Setting(ctx context.Context, coll, key string) (json.RawMessag
 
 // PutSetting implements store.SettingsKeeper.
 func (b *Backend) PutSetting(ctx context.Context, coll, key string, value json.RawMessage) error {
-	if _, err := b.LoadCollection(ctx, coll); err != nil {
+	if _, err := b.get(ctx, coll); err != nil {
 		return err
 	}
 	if value == nil {
@@ -58,7 +60,7 @@ func (b *Backend) PutSetting(ctx context.Context, coll, key string, value json.R
 
 // Settings implements store.SettingsKeeper.
 func (b *Backend) Settings(ctx context.Context, coll string) (map[string]json.RawMessage, error) {
-	if _, err := b.LoadCollection(ctx, coll); err != nil {
+	if _, err := b.get(ctx, coll); err != nil {
 		return nil, err
 	}
 	out := map[string]json.RawMessage{}
