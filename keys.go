@@ -2,8 +2,10 @@ package quarry
 
 import (
 	"path/filepath"
+	"slices"
 
 	"github.com/quarry-rag/quarry/config"
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/keys"
 )
 
@@ -31,4 +33,48 @@ func OpenKeys(dir string) (*keys.File, error) {
 		dir = d
 	}
 	return keys.Open(filepath.Join(dir, keysFileName))
+}
+
+// KeyScope is the scope of a request made with key k on a surface whose
+// own scope is base: base narrowed by the key's collections, filter and
+// profiles. A read key may change nothing and only an admin key that
+// reaches every document may ingest the server's paths; a key's threads
+// are its own. The HTTP and MCP servers both take their callers' scopes
+// from it.
+func KeyScope(base Scope, k keys.Key) (Scope, error) {
+	f, err := k.Scope()
+	if err != nil {
+		return Scope{}, err
+	}
+	sc := base
+	sc.Filter = filter.Merge(base.Filter, f)
+	sc.Collections = narrow(base.Collections, k.Collections)
+	sc.Profiles = narrow(base.Profiles, k.Profiles)
+	sc.AllowRawFilters = k.FilterPolicy(base.AllowRawFilters).AllowRaw
+	sc.ReadOnly = base.ReadOnly || !k.MayWrite()
+	sc.NoServerPaths = base.NoServerPaths || !k.MayReachAll()
+	sc.Owner = k.ID
+	return sc, nil
+}
+
+// narrow is the limit two limits leave (empty: none): what both allow. Two
+// limits that share nothing leave a name no collection or profile has, so
+// the result still refuses everything rather than meaning "no limit".
+func narrow(a, b []string) []string {
+	switch {
+	case len(a) == 0:
+		return slices.Clone(b)
+	case len(b) == 0:
+		return slices.Clone(a)
+	}
+	var out []string
+	for _, x := range b {
+		if slices.Contains(a, x) {
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"\x00none"}
+	}
+	return out
 }

@@ -53,6 +53,11 @@ type Scope struct {
 	// Owner namespaces the caller's conversation threads: they are stored
 	// as Owner~id, so a key reads only its own. Empty for operators.
 	Owner string
+	// Profiles limits the caller to these agent profiles (KB.Profiles):
+	// it searches and asks only through one of them, narrowed by the
+	// profile's collections and view, and may do nothing else with the
+	// documents but count them. Empty means no limit.
+	Profiles []string
 }
 
 // Developer is the scope of the knowledge base's own code and operator:
@@ -67,7 +72,7 @@ func (sc Scope) Allows(collection string) bool {
 // MayReachAll reports whether the scope reaches every document of its
 // collections: no mandatory filter. Operations that cannot be filtered
 // (dropping a collection, ingestion jobs) need it.
-func (sc Scope) MayReachAll() bool { return sc.Filter == nil }
+func (sc Scope) MayReachAll() bool { return sc.Filter == nil && len(sc.Profiles) == 0 }
 
 // MayIngestPaths is the one rule for ingesting the server's own files and
 // folders (not uploads): a caller that may write, reach every document
@@ -108,6 +113,9 @@ func (sc Scope) ThreadID(id string) (string, error) {
 // with create, a missing one is created.
 func (kb *KB) collection(ctx context.Context, sc Scope, name string, create bool) (*store.Collection, error) {
 	name = kb.name(name)
+	if len(sc.Profiles) > 0 {
+		return nil, fmt.Errorf("%w: this caller may only search and ask through its profiles (%s)", ErrForbidden, strings.Join(sc.Profiles, ", "))
+	}
 	if !sc.Allows(name) {
 		return nil, fmt.Errorf("%w: collection %q is not open to this caller (open: %s)", ErrForbidden, name, strings.Join(sc.Collections, ", "))
 	}
@@ -213,6 +221,10 @@ type SearchRequest struct {
 	Explain bool
 	// Hierarchy places each result in the knowledge hierarchy.
 	Hierarchy bool
+	// Profile names the agent profile to search through (KB.Profiles):
+	// its collections and view narrow the search, its settings stand for
+	// what the request leaves empty.
+	Profile string
 }
 
 // SearchResult is a search's results.
@@ -235,15 +247,19 @@ func (kb *KB) Search(ctx context.Context, sc Scope, req SearchRequest) (*SearchR
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, invalid(errors.New("the query is empty: say what to look for"))
 	}
-	topK, err := kb.topK(req.TopK)
+	sc, prof, err := kb.through(sc, req.Profile)
 	if err != nil {
 		return nil, err
 	}
-	mode, err := retrieve.ResolveMode(req.Mode, kb.cfg.Search.Mode, kb.emb.Model(), false)
+	topK, err := kb.topKFor(prof, req.TopK)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := retrieve.ResolveMode(req.Mode, kb.modeFor(prof), kb.emb.Model(), false)
 	if err != nil {
 		return nil, invalid(err)
 	}
-	c, err := kb.collection(ctx, sc, req.Collection, false)
+	c, err := kb.collection(ctx, sc, kb.collectionFor(prof, req.Collection), false)
 	if err != nil {
 		return nil, err
 	}
@@ -377,6 +393,9 @@ type AskRequest struct {
 	// MinRelevance overrides the relevance floor (search.min_relevance)
 	// when positive, at most 1; negative turns it off for this question.
 	MinRelevance float64
+	// Profile names the agent profile to answer through, as for Search;
+	// its model and post-processors apply too.
+	Profile string
 }
 
 // AskResult is a cited answer.
@@ -422,15 +441,19 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 	if strings.TrimSpace(req.Question) == "" {
 		return nil, invalid(errors.New("the question is empty"))
 	}
-	topK, err := kb.topK(req.TopK)
+	sc, prof, err := kb.through(sc, req.Profile)
 	if err != nil {
 		return nil, err
 	}
-	mode, err := retrieve.ResolveMode(req.Mode, kb.cfg.Search.Mode, kb.emb.Model(), true)
+	topK, err := kb.topKFor(prof, req.TopK)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := retrieve.ResolveMode(req.Mode, kb.modeFor(prof), kb.emb.Model(), true)
 	if err != nil {
 		return nil, invalid(err)
 	}
-	c, err := kb.collection(ctx, sc, req.Collection, false)
+	c, err := kb.collection(ctx, sc, kb.collectionFor(prof, req.Collection), false)
 	if err != nil {
 		return nil, err
 	}
@@ -443,7 +466,7 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 	if err := checkFilter(sc, req.Filter, c); err != nil {
 		return nil, err
 	}
-	chat, err := kb.ChatModel()
+	chat, err := kb.chatFor(prof)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +481,7 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 		pipe.PreProcessors = append(pipe.PreProcessors, pre)
 	}
 	env := spec.Env{Retriever: retr, Model: pipe.Model, Embedder: kb.emb, AllowEndpoints: true}
-	own, err := spec.Post(kb.postFor(c.Name()), env)
+	own, err := spec.Post(append(slices.Clip(kb.postFor(c.Name())), prof.post()...), env)
 	if err != nil {
 		return nil, invalid(err)
 	}
@@ -723,7 +746,15 @@ func (kb *KB) Collections(ctx context.Context, sc Scope) ([]CollectionInfo, erro
 		if !sc.Allows(cc.Name) {
 			continue
 		}
-		info, ok, err := kb.info(ctx, sc, cc)
+		csc := sc
+		if len(sc.Profiles) > 0 {
+			view, ok := kb.viewOf(sc, cc.Name)
+			if !ok {
+				continue
+			}
+			csc.Filter = view
+		}
+		info, ok, err := kb.info(ctx, csc, cc)
 		if err != nil {
 			return nil, err
 		}

@@ -91,6 +91,9 @@ type KB struct {
 	chatOnce sync.Once
 	chat     llm.ChatModel
 	chatErr  error
+	// chatGiven is set when an option chose the chat model: it then
+	// stands for the profiles' models too.
+	chatGiven bool
 	// post and transforms are the operator's post-processors and query
 	// transforms, applied to every answer (specs in rerank/spec and
 	// retrieve.NewTransform); web is a SearXNG address searched beside
@@ -108,6 +111,12 @@ type KB struct {
 	// untrusted reads the files callers upload (load.Options.Untrusted).
 	untrustedOnce sync.Once
 	untrusted     *load.Loader
+
+	// profiles are the agent profiles by name; profileChat holds their
+	// chat models, opened on first use, one per spec.
+	profiles    map[string]*Profile
+	profileMu   sync.Mutex
+	profileChat map[string]llm.ChatModel
 }
 
 // Hooks observe the stages of every operation ("embed", "search",
@@ -177,6 +186,7 @@ type options struct {
 	log           *slog.Logger
 	hooks         Hooks
 	environ       func() []string
+	profiles      []Profile
 }
 
 // getenv looks a variable up in the options' environment (nil: the
@@ -259,6 +269,12 @@ func WithOCR(mode string) Option { return func(o *options) { o.ocr = &mode } }
 // WithTopK sets the number of results when a call names none, instead of
 // the configured search.top_k.
 func WithTopK(k int) Option { return func(o *options) { o.topK = k } }
+
+// WithProfiles adds agent profiles to the ones config.toml defines; a
+// profile of the same name stands for the file's.
+func WithProfiles(ps ...Profile) Option {
+	return func(o *options) { o.profiles = append(o.profiles, ps...) }
+}
 
 // WithLogger sends the knowledge base's records to l (slog.Default()
 // otherwise).
@@ -381,8 +397,18 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 	if _, err := retrieve.ResolveMode(cfg.Search.Mode, "", embed.ModelInfo{}, false); err != nil {
 		return nil, invalid(fmt.Errorf("search.mode: %w", err))
 	}
+	profiles, err := profilesFrom(cfg.Profiles)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	for _, p := range o.profiles {
+		if err := p.Check(); err != nil {
+			return nil, invalid(err)
+		}
+		profiles[p.Name] = &p
+	}
 	kb := &KB{dir: dir, cfg: cfg, store: s, post: o.post, transforms: o.transforms, web: o.web,
-		sourceTimeout: o.sourceTimeout, log: o.log, hooks: o.hooks, ocr: ocr}
+		sourceTimeout: o.sourceTimeout, log: o.log, hooks: o.hooks, ocr: ocr, profiles: profiles}
 	if kb.log == nil {
 		kb.log = slog.Default()
 	}
@@ -405,6 +431,7 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 		kb.emb = e
 	}
 	kb.chatSpec = cfg.LLM
+	kb.chatGiven = o.chatSpec != nil || o.chatSet
 	switch {
 	case o.chatSpec != nil:
 		kb.chatSpec = *o.chatSpec
@@ -415,7 +442,7 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 	// With post-processors or transforms the operator's specs are checked
 	// now, against a pipeline like the ones answers get, so a typo fails at
 	// start rather than per request.
-	if len(kb.post) > 0 || len(kb.transforms) > 0 || kb.reranks() {
+	if len(kb.post) > 0 || len(kb.transforms) > 0 || kb.reranks() || kb.profilesPost() {
 		if err := kb.CheckAnswers(); err != nil {
 			return nil, err
 		}
@@ -610,7 +637,7 @@ func (kb *KB) CheckAnswers() error {
 			return invalid(err)
 		}
 	}
-	return nil
+	return kb.checkProfiles(spec.Env{Retriever: probe, Model: chat, Embedder: kb.emb, AllowEndpoints: true})
 }
 
 // DefaultCollection is the collection a call naming none uses.

@@ -48,6 +48,9 @@ type Config struct {
 	Ingest   Ingest   `koanf:"ingest"`
 	// Collections holds per-collection settings ([collections.NAME]).
 	Collections map[string]CollectionSettings `koanf:"collections"`
+	// Profiles holds the agent profiles ([profiles.NAME]): named ways to
+	// search and ask that a request selects and a key can be limited to.
+	Profiles map[string]Profile `koanf:"profiles"`
 
 	// origins maps a setting ("search.mode") to where its value came
 	// from: the environment variable or the file. Defaults have none.
@@ -103,6 +106,29 @@ type Search struct {
 type CollectionSettings struct {
 	// Rerank is the collection's search.rerank ("off" turns it off).
 	Rerank string `koanf:"rerank"`
+}
+
+// Profile is one agent profile as config.toml writes it; the knowledge
+// base checks its filter and specs when it opens (quarry.Profile).
+type Profile struct {
+	// Description says what the profile is for, in listings.
+	Description string `koanf:"description"`
+	// Collections the profile searches, the first when a request names
+	// none; empty means the knowledge base's default and whatever else the
+	// caller may use.
+	Collections []string `koanf:"collections"`
+	// Filter is the profile's view: a filter in any syntax, merged by AND
+	// into everything the profile retrieves.
+	Filter string `koanf:"filter"`
+	// Sources are the source types it includes (file, object, url, manual,
+	// conversation); empty includes all.
+	Sources []string `koanf:"sources"`
+	// Mode, TopK, LLM and Post stand for search.mode, search.top_k, llm
+	// and --post for requests through the profile that name none.
+	Mode string   `koanf:"mode"`
+	TopK int      `koanf:"top_k"`
+	LLM  string   `koanf:"llm"`
+	Post []string `koanf:"post"`
 }
 
 // Ingest configures ingestion.
@@ -269,6 +295,17 @@ func (c Config) Check() error {
 	default:
 		return invalidSetting("ingest.ocr", "ingest.ocr %q: use off, auto or on", c.Ingest.OCR)
 	}
+	for name, p := range c.Profiles {
+		key := "profiles." + name
+		switch p.Mode {
+		case "", "auto", "vector", "keyword", "hybrid":
+		default:
+			return invalidSetting(key+".mode", "%s.mode %q: use auto, vector, keyword or hybrid", key, p.Mode)
+		}
+		if p.TopK < 0 {
+			return invalidSetting(key+".top_k", "%s.top_k must be positive, got %d", key, p.TopK)
+		}
+	}
 	if c.Collection == "" || c.Embedder == "" {
 		return fmt.Errorf("collection and embedder must not be empty")
 	}
@@ -352,6 +389,17 @@ min_relevance = ` + strconv.FormatFloat(c.Search.MinRelevance, 'g', -1, 64) + `
 # (seconds, offline; quarry eval --calibrate), and searches that ask for no mode run it.
 # off: the fixed rule for the embedder, unless quarry eval --calibrate records a choice.
 calibrate = ` + q(c.Search.Calibrate) + `
+
+# Agent profiles: named ways to search and ask (--profile NAME, "profile" in the API and
+# MCP), each with its collections, a filter (its view), the source types it includes, and
+# its own mode, top_k, llm and post. A key can be limited to profiles (keys create --profile).
+# [profiles.support]
+# description = "Customer questions: published help articles only"
+# collections = ["handbook"]
+# filter = "status = 'published'"
+# sources = ["file", "object"]
+# mode = "hybrid"
+# top_k = 5
 
 [ingest]
 batch_size = ` + strconv.Itoa(c.Ingest.BatchSize) + `

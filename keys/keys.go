@@ -73,6 +73,10 @@ type Key struct {
 	Permission Permission `json:"permission"`
 	// Collections the key reaches; empty means all.
 	Collections []string `json:"collections,omitempty"`
+	// Profiles limits the key to these agent profiles: it searches and
+	// asks only through one of them (quarry.Scope.Profiles); empty means
+	// no limit.
+	Profiles []string `json:"profiles,omitempty"`
 	// Filter is the mandatory filter in canonical JSON, merged by AND into
 	// every search, answer and delete; empty means none.
 	Filter string `json:"filter,omitempty"`
@@ -184,6 +188,8 @@ type Spec struct {
 	Name        string
 	Permission  Permission
 	Collections []string
+	// Profiles limits the key to these agent profiles (Key.Profiles).
+	Profiles []string
 	// Filter is the mandatory filter in any syntax; "" for none.
 	Filter    string
 	RateLimit float64
@@ -221,7 +227,7 @@ func (kf *File) Create(spec Spec) (Key, string, error) {
 	id := hex.EncodeToString(idb[:])
 	token := keyPrefix + id + "_" + base64.RawURLEncoding.EncodeToString(secret[:])
 	k := Key{ID: id, Name: spec.Name, Hash: hashKey(token), Permission: spec.Permission,
-		Collections: slices.Clone(spec.Collections), Filter: canon, RateLimit: spec.RateLimit,
+		Collections: slices.Clone(spec.Collections), Profiles: slices.Clone(spec.Profiles), Filter: canon, RateLimit: spec.RateLimit,
 		AllowRawFilters: spec.AllowRawFilters, Created: time.Now().UTC()}
 	kf.mu.Lock()
 	defer kf.mu.Unlock()
@@ -318,8 +324,10 @@ func (k Key) MayWrite() bool { return k.Permission.Allows(PermWrite) }
 // MayReachAll reports whether the key may do what reaches every document
 // of the knowledge base — drop a collection, list every job, ingest the
 // server's folders, read the hierarchy and metrics: an admin key without a
-// filter, since a filter holds even an admin key to its part.
-func (k Key) MayReachAll() bool { return k.Permission.Allows(PermAdmin) && k.Filter == "" }
+// filter or profiles, since they hold even an admin key to its part.
+func (k Key) MayReachAll() bool {
+	return k.Permission.Allows(PermAdmin) && k.Filter == "" && len(k.Profiles) == 0
+}
 
 // Scope parses the key's mandatory filter; nil when it has none.
 func (k Key) Scope() (filter.Expr, error) {

@@ -13,14 +13,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/internal/buildinfo"
 	"github.com/quarry-rag/quarry/keys"
@@ -83,7 +81,7 @@ func writes[In, Out any](s *Server, h sdk.ToolHandlerFor[In, Out]) sdk.ToolHandl
 func (s *Server) scope(ctx context.Context, req *sdk.CallToolRequest) (Scope, error) {
 	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
 		if k, ok := req.Extra.TokenInfo.Extra[tokenKey].(keys.Key); ok {
-			sc, err := keyScope(s.cfg.Scope, k)
+			sc, err := quarry.KeyScope(s.cfg.Scope, k)
 			if err != nil {
 				return Scope{}, fmt.Errorf("refused: %w", err)
 			}
@@ -210,37 +208,6 @@ func (s *Server) HTTPHandler(kf *keys.File) http.Handler {
 		}
 		plain.ServeHTTP(w, r)
 	})
-}
-
-// keyScope is the scope of a call made with key k: the server's scope
-// narrowed by the key's collections and filter; a read key may not change
-// anything and only an admin key without a filter may ingest server paths.
-func keyScope(base Scope, k keys.Key) (Scope, error) {
-	f, err := k.Scope()
-	if err != nil {
-		return Scope{}, err
-	}
-	sc := base
-	sc.Filter = filter.Merge(base.Filter, f)
-	switch {
-	case len(base.Collections) == 0:
-		sc.Collections = slices.Clone(k.Collections)
-	case len(k.Collections) > 0:
-		sc.Collections = nil
-		for _, c := range k.Collections {
-			if slices.Contains(base.Collections, c) {
-				sc.Collections = append(sc.Collections, c)
-			}
-		}
-		if len(sc.Collections) == 0 {
-			sc.Collections = []string{"\x00none"} // the key and the server share no collection
-		}
-	}
-	sc.AllowRawFilters = k.FilterPolicy(base.AllowRawFilters).AllowRaw
-	sc.ReadOnly = base.ReadOnly || !k.MayWrite()
-	sc.NoServerPaths = base.NoServerPaths || !k.MayReachAll()
-	sc.Owner = k.ID // a key's threads are its own
-	return sc, nil
 }
 
 // Close cancels running ingestions and waits for them to stop. An

@@ -32,7 +32,22 @@ const (
 	ToolImport       = "knowledge_import"
 	ToolPutObjects   = "knowledge_put_objects"
 	ToolCalibrate    = "knowledge_calibrate"
+	ToolProfiles     = "knowledge_profiles"
 )
+
+// ProfilesInput is the (empty) input of knowledge_profiles.
+type ProfilesInput struct{}
+
+// ProfilesOutput is the structured result of knowledge_profiles.
+type ProfilesOutput struct {
+	Profiles []ProfileInfo `json:"profiles"`
+}
+
+// ProfileInfo is an agent profile as a client sees it.
+type ProfileInfo struct {
+	quarry.Profile
+	Filter string `json:"filter,omitempty" jsonschema:"the profile's view, in canonical JSON"`
+}
 
 // PutObjectsInput is the input of knowledge_put_objects.
 type PutObjectsInput struct {
@@ -59,6 +74,7 @@ type QueryInput struct {
 	TopN       int    `json:"top_n,omitempty" jsonschema:"how many passages to return (default 5, at most 10)"`
 	Filter     any    `json:"filter,omitempty" jsonschema:"optional metadata filter in any syntax, as for knowledge_search"`
 	Collection string `json:"collection,omitempty" jsonschema:"collection to search; omit for the default"`
+	Profile    string `json:"profile,omitempty" jsonschema:"agent profile to search through (see knowledge_profiles): its collections and view narrow the search; omit for none, or for the only profile this client may use"`
 }
 
 // IndexInput is the input of knowledge_index.
@@ -79,6 +95,7 @@ type SearchInput struct {
 	Collection string `json:"collection,omitempty" jsonschema:"collection to search; omit for the default (see knowledge_status)"`
 	Explain    bool   `json:"explain,omitempty" jsonschema:"report each result's rank and score per branch"`
 	Hierarchy  bool   `json:"hierarchy,omitempty" jsonschema:"place each result in the knowledge hierarchy: its node, the node's neighbours, the results linked to it"`
+	Profile    string `json:"profile,omitempty" jsonschema:"agent profile to search through (see knowledge_profiles): its collections and view narrow the search; omit for none, or for the only profile this client may use"`
 }
 
 // Passage is one retrieved chunk with where it came from, as every
@@ -102,6 +119,7 @@ type AskInput struct {
 	Schema     any      `json:"schema,omitempty" jsonschema:"a JSON Schema: the answer is JSON valid against it (needs a chat model)"`
 	// MinRelevance is AskRequest.MinRelevance.
 	MinRelevance float64 `json:"min_relevance,omitempty" jsonschema:"abstain when the best passage covers less of the question than this (0 to 1); the server's floor when omitted, none when negative"`
+	Profile      string  `json:"profile,omitempty" jsonschema:"agent profile to answer through (see knowledge_profiles): its view, mode, top-k, model and post-processors stand for what the call leaves out"`
 }
 
 // AskOutput is the structured result of knowledge_ask.
@@ -249,6 +267,10 @@ func (s *Server) addTools() error {
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolStatus, Annotations: readOnly("Knowledge base status"),
 		Description: "List the collections with their passage counts and filterable fields, the embedding " +
 			"model, whether the server is read-only, and the latest ingestion job."}, s.status)
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolProfiles, Annotations: readOnly("Agent profiles"),
+		Description: "List the agent profiles this client may use: named ways to search and ask, each with the collections it " +
+			"searches, its view (a filter and the source types it includes) and its mode, top-k and model. Pass a profile's " +
+			"name as profile to knowledge_search, knowledge_query or knowledge_ask."}, s.profiles)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIngestStatus, Annotations: readOnly("Ingestion job status"),
 		Description: "Report an ingestion job's state (running, done, failed or interrupted) and progress: files handled " +
 			"of the total, chunks written, files that failed."}, s.ingestStatus)
@@ -339,11 +361,28 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in Search
 		return nil, out, err
 	}
 	res, err := s.kb.Search(ctx, sc, quarry.SearchRequest{Collection: in.Collection, Query: in.Query, Mode: in.Mode, Filter: f,
-		TopK: in.TopK, Explain: in.Explain, Hierarchy: in.Hierarchy})
+		TopK: in.TopK, Explain: in.Explain, Hierarchy: in.Hierarchy, Profile: in.Profile})
 	if err != nil {
 		return nil, out, err
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: passagesText(res.Results)}}}, *res, nil
+}
+
+func (s *Server) profiles(ctx context.Context, req *sdk.CallToolRequest, _ ProfilesInput) (*sdk.CallToolResult, ProfilesOutput, error) {
+	out := ProfilesOutput{Profiles: []ProfileInfo{}}
+	sc, err := s.scope(ctx, req)
+	if err != nil {
+		return nil, out, err
+	}
+	var b strings.Builder
+	for _, p := range s.kb.Profiles(sc) {
+		out.Profiles = append(out.Profiles, ProfileInfo{Profile: p, Filter: p.FilterText()})
+		fmt.Fprintf(&b, "%s: %s\n", p.Name, p.Description)
+	}
+	if len(out.Profiles) == 0 {
+		b.WriteString("No agent profiles: search and ask without one.")
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, out, nil
 }
 
 func (s *Server) query(ctx context.Context, req *sdk.CallToolRequest, in QueryInput) (*sdk.CallToolResult, SearchOutput, error) {
@@ -356,7 +395,7 @@ func (s *Server) query(ctx context.Context, req *sdk.CallToolRequest, in QueryIn
 	if err != nil {
 		return nil, out, err
 	}
-	res, err := s.kb.Query(ctx, sc, quarry.SearchRequest{Collection: in.Collection, Query: in.Query, Filter: f, TopK: in.TopN})
+	res, err := s.kb.Query(ctx, sc, quarry.SearchRequest{Collection: in.Collection, Query: in.Query, Filter: f, TopK: in.TopN, Profile: in.Profile})
 	if err != nil {
 		return nil, out, err
 	}
@@ -416,7 +455,7 @@ func (s *Server) ask(ctx context.Context, req *sdk.CallToolRequest, in AskInput)
 	}
 	ans, err := s.kb.Ask(ctx, sc, quarry.AskRequest{Collection: in.Collection, Question: in.Question, Mode: in.Mode, Filter: f, TopK: in.TopK,
 		Thread: in.Thread, Memory: in.Memory, Post: in.Post, Transforms: in.Transforms, Schema: schema,
-		MinRelevance: in.MinRelevance})
+		MinRelevance: in.MinRelevance, Profile: in.Profile})
 	if err != nil {
 		return nil, out, err
 	}

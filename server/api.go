@@ -104,6 +104,7 @@ type SearchBody struct {
 	TopK      int             `json:"top_k,omitempty" minimum:"0" maximum:"100" doc:"Results to return (server default when 0)"`
 	Explain   bool            `json:"explain,omitempty" doc:"Report each result's rank and score per branch"`
 	Hierarchy bool            `json:"hierarchy,omitempty" doc:"Place each result in the knowledge hierarchy: its node, the node's neighbours, the results linked to it"`
+	Profile   string          `json:"profile,omitempty" maxLength:"48" doc:"Search through this agent profile (GET /v1/profiles): its view narrows the search and its settings stand for what the request leaves empty; a key limited to one profile uses it by default"`
 }
 
 // CalibrateBody asks for a collection's search default to be measured.
@@ -136,6 +137,7 @@ type AskBody struct {
 	Schema     json.RawMessage `json:"schema,omitempty" doc:"A JSON Schema: the answer is JSON valid against it (needs a chat model)"`
 	// MinRelevance is AskRequest.MinRelevance.
 	MinRelevance float64 `json:"min_relevance,omitempty" maximum:"1" doc:"Abstain when the best passage covers less of the question than this (0 to 1); the server's floor when 0, none when negative"`
+	Profile      string  `json:"profile,omitempty" maxLength:"48" doc:"Answer through this agent profile (GET /v1/profiles): its view, mode, top-k, model and post-processors stand for what the request leaves empty"`
 }
 
 // AskResult is a cited answer.
@@ -222,6 +224,7 @@ func (s *Server) register() {
 			MaxBodyBytes: s.cfg.MaxBodyBytes}
 	}
 	huma.Register(s.api, op("get-status", http.MethodGet, "/v1/status", "Server and collections status", "status"), s.status)
+	huma.Register(s.api, op("list-profiles", http.MethodGet, "/v1/profiles", "List the agent profiles open to the caller", "profiles"), s.listProfiles)
 	huma.Register(s.api, op("list-collections", http.MethodGet, "/v1/collections", "List collections", "collections"), s.listCollections)
 	create := op("create-collection", http.MethodPost, "/v1/collections", "Create a collection with a schema", "collections")
 	create.DefaultStatus = http.StatusCreated
@@ -291,6 +294,9 @@ func (s *Server) authorize(ctx context.Context, perm keys.Permission, collection
 	if collection != "" && !p.allows(collection) {
 		return nil, apiError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("collection %q is not open to this key", collection))
 	}
+	if perm != keys.PermRead && p.key != nil && len(p.key.Profiles) > 0 {
+		return nil, apiError(http.StatusForbidden, CodeForbidden, "this key is limited to agent profiles: it may search and ask through them, nothing more")
+	}
 	return p, nil
 }
 
@@ -303,11 +309,14 @@ func errScoped(what string) *Error {
 // collections, mandatory filter, raw-filter grant, permission and thread
 // space.
 func (s *Server) scope(p *principal) quarry.Scope {
-	sc := quarry.Scope{Filter: p.scope, AllowRawFilters: s.cfg.AllowRawFilters,
-		ReadOnly: !p.perm.Allows(keys.PermWrite), NoServerPaths: !p.perm.Allows(keys.PermAdmin)}
-	if p.key != nil {
-		sc.Collections, sc.Owner = p.key.Collections, p.key.ID
-		sc.AllowRawFilters = p.key.FilterPolicy(s.cfg.AllowRawFilters).AllowRaw
+	base := quarry.Scope{AllowRawFilters: s.cfg.AllowRawFilters}
+	if p.key == nil {
+		return base
+	}
+	sc, err := quarry.KeyScope(base, *p.key)
+	if err != nil { // authenticate parsed the filter; should it fail now, the key reaches nothing
+		s.log.Error("server: a key's scope", "key", p.key.ID, "err", err)
+		return quarry.Scope{Collections: []string{"\x00none"}, Profiles: []string{"\x00none"}, ReadOnly: true, NoServerPaths: true, Owner: p.key.ID}
 	}
 	return sc
 }
@@ -478,6 +487,29 @@ func (s *Server) calibrate(ctx context.Context, in *calibrateInput) (*body[Calib
 	return &body[CalibrateResult]{Body: *res}, nil
 }
 
+// ProfileList is the agent profiles a caller may use.
+type ProfileList struct {
+	Profiles []ProfileInfo `json:"profiles"`
+}
+
+// ProfileInfo is an agent profile as the API shows it.
+type ProfileInfo struct {
+	quarry.Profile
+	Filter string `json:"filter,omitempty" doc:"The profile's view, in canonical JSON"`
+}
+
+func (s *Server) listProfiles(ctx context.Context, _ *struct{}) (*body[ProfileList], error) {
+	p, err := s.authorize(ctx, keys.PermRead, "")
+	if err != nil {
+		return nil, err
+	}
+	out := ProfileList{Profiles: []ProfileInfo{}}
+	for _, pr := range s.kb.Profiles(s.scope(p)) {
+		out.Profiles = append(out.Profiles, ProfileInfo{Profile: pr, Filter: pr.FilterText()})
+	}
+	return &body[ProfileList]{Body: out}, nil
+}
+
 type searchInput struct {
 	CollectionPath
 	Body SearchBody
@@ -494,7 +526,7 @@ func (s *Server) search(ctx context.Context, in *searchInput) (*body[SearchResul
 	}
 	b := in.Body
 	res, err := s.kb.Search(ctx, s.scope(p), quarry.SearchRequest{Collection: in.Collection, Query: b.Query, Mode: b.Mode,
-		Filter: f, TopK: b.TopK, Explain: b.Explain, Hierarchy: b.Hierarchy})
+		Filter: f, TopK: b.TopK, Explain: b.Explain, Hierarchy: b.Hierarchy, Profile: b.Profile})
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
@@ -518,7 +550,7 @@ func (s *Server) askRequest(ctx context.Context, in *askInput) (quarry.Scope, qu
 	b := in.Body
 	return s.scope(p), quarry.AskRequest{Collection: in.Collection, Question: b.Question, Mode: b.Mode, Filter: f, TopK: b.TopK,
 		Thread: b.Thread, Memory: b.Memory, Post: b.Post, Transforms: b.Transforms, Schema: b.Schema,
-		MinRelevance: b.MinRelevance}, nil
+		MinRelevance: b.MinRelevance, Profile: b.Profile}, nil
 }
 
 func (s *Server) ask(ctx context.Context, in *askInput) (*body[AskResult], error) {

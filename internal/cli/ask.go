@@ -32,6 +32,7 @@ type askFlags struct {
 	memory   []string
 	// minRelevance is the relevance floor (--min-relevance), 0 for the setting.
 	minRelevance float64
+	profile      string
 	fe           filter.Expr // the parsed filter
 }
 
@@ -46,6 +47,7 @@ func (f *askFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.model, "model", "", "chat model as provider:model, overriding the llm setting (see quarry ask --help)")
 	cmd.Flags().StringVar(&f.thread, "thread", "", "conversation thread: earlier questions and answers are read in context, and this one is added")
 	cmd.Flags().StringSliceVar(&f.memory, "memory", nil, "semantic memory: also recall the past exchanges of these threads that match the question")
+	profileFlag(cmd, &f.profile)
 	cmd.Flags().Float64Var(&f.minRelevance, "min-relevance", 0, "abstain when the best passage covers less of the question than this, 0 to 1 (default: search.min_relevance; negative: never)")
 }
 
@@ -71,7 +73,7 @@ func (f *askFlags) open(ctx context.Context) (k *quarry.KB, closeKB func(), err 
 // request is the question with the flags' options.
 func (f *askFlags) request(question, thread string) quarry.AskRequest {
 	return quarry.AskRequest{Question: question, Mode: f.mode, Filter: f.fe, TopK: f.topK, Thread: thread, Memory: f.memory,
-		MinRelevance: f.minRelevance}
+		MinRelevance: f.minRelevance, Profile: f.profile}
 }
 
 func newAskCmd(stdio IO) *cobra.Command {

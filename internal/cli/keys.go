@@ -27,7 +27,7 @@ keys.json; a running server sees changes within a second.`,
 	open := func() (*keys.File, error) { return quarry.OpenKeys(kbDir) }
 	var (
 		name, perm, flt string
-		colls           []string
+		colls, profiles []string
 		rate            float64
 		allowRaw        bool
 	)
@@ -46,7 +46,7 @@ keys.json; a running server sees changes within a second.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			k, token, err := kf.Create(keys.Spec{Name: name, Permission: p, Collections: colls, Filter: flt, RateLimit: rate, AllowRawFilters: allowRaw})
+			k, token, err := kf.Create(keys.Spec{Name: name, Permission: p, Collections: colls, Profiles: profiles, Filter: flt, RateLimit: rate, AllowRawFilters: allowRaw})
 			if err != nil {
 				return usageErr(err)
 			}
@@ -61,6 +61,7 @@ keys.json; a running server sees changes within a second.`,
 	create.Flags().StringVar(&name, "name", "", "a name to recognise the key by")
 	create.Flags().StringVar(&perm, "permission", "read", "read, write or admin")
 	create.Flags().StringArrayVar(&colls, "collection", nil, "collection the key reaches (repeatable; default: all)")
+	create.Flags().StringArrayVar(&profiles, "profile", nil, "limit the key to this agent profile: it searches and asks only through it (repeatable; see quarry profiles)")
 	create.Flags().StringVar(&flt, "filter", "", "filter every request is held to, in any syntax, e.g. \"tenant = 'acme'\"")
 	create.Flags().Float64Var(&rate, "rate-limit", 0, "requests per second (default: the server's)")
 	create.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "let this key's filters carry raw store-tagged fragments (the store's own query language; still held to --filter)")
@@ -88,7 +89,7 @@ keys.json; a running server sees changes within a second.`,
 				return nil
 			}
 			tw := tabwriter.NewWriter(stdio.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tPERMISSION\tCOLLECTIONS\tFILTER\tCREATED\tSTATE")
+			fmt.Fprintln(tw, "ID\tNAME\tPERMISSION\tCOLLECTIONS\tPROFILES\tFILTER\tCREATED\tSTATE")
 			for _, k := range keys {
 				state := "active"
 				if !k.Revoked.IsZero() {
@@ -98,7 +99,11 @@ keys.json; a running server sees changes within a second.`,
 				if cs == "" {
 					cs = "all"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Permission, cs, k.Filter, k.Created.Format("2006-01-02"), state)
+				ps := strings.Join(k.Profiles, ",")
+				if ps == "" {
+					ps = "any"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Permission, cs, ps, k.Filter, k.Created.Format("2006-01-02"), state)
 			}
 			return tw.Flush()
 		},

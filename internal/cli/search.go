@@ -19,6 +19,7 @@ func newSearchCmd(stdio IO) *cobra.Command {
 		raw     bool
 		explain bool
 		asJSON  bool
+		profile string
 	)
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
@@ -47,7 +48,7 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 			}
 			defer k.Close()
 			res, err := k.Search(ctx, quarry.Scope{AllowRawFilters: raw}, quarry.SearchRequest{Query: args[0], Mode: mode, Filter: fe,
-				TopK: topK, Explain: explain, Hierarchy: true})
+				TopK: topK, Explain: explain, Hierarchy: true, Profile: profile})
 			if err != nil {
 				return cliErr(err)
 			}
@@ -76,6 +77,7 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 	cmd.Flags().StringVar(&filt, "where", "", "alias of --filter")
 	cmd.Flags().BoolVar(&explain, "explain", false, "show each branch's rank and score")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results as JSON")
+	profileFlag(cmd, &profile)
 	return cmd
 }
 
