@@ -202,6 +202,7 @@ type Status struct {
 	Keys              bool             `json:"keys" doc:"Whether requests need an API key"`
 	Permission        string           `json:"permission" doc:"What this caller may do"`
 	Scoped            bool             `json:"scoped" doc:"Whether a mandatory filter holds this caller's requests"`
+	Profiles          []string         `json:"profiles,omitempty" doc:"The agent profiles this caller is limited to: it searches and asks only through them (GET /v1/profiles)"`
 	Uploads           bool             `json:"uploads"`
 	Roots             []string         `json:"roots,omitempty" doc:"Folders the ingest endpoint reads (admin keys only)"`
 	Collections       []CollectionInfo `json:"collections"`
@@ -354,18 +355,19 @@ func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error)
 	if err != nil {
 		return nil, err
 	}
-	core, err := s.kb.Status(ctx, s.scope(p))
+	sc := s.scope(p)
+	core, err := s.kb.Status(ctx, sc)
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
-	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: core.DefaultCollection, Model: core.Model,
+	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: core.DefaultCollection, Model: core.Model, Profiles: sc.Profiles,
 		Chat: core.Chat, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
 		Uploads: true, Collections: core.Collections, Jobs: core.Jobs}
 	if core.LastJob != nil {
 		j := jobOut(*core.LastJob)
 		st.LastJob = &j
 	}
-	if s.roots != nil && p.perm.Allows(keys.PermAdmin) {
+	if s.roots != nil && p.perm.Allows(keys.PermAdmin) && len(sc.Profiles) == 0 {
 		st.Roots = s.roots.Dirs()
 	}
 	return &body[Status]{Body: st}, nil

@@ -12,6 +12,8 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/quarry-rag/quarry"
 )
 
 // chromium finds a Chromium or Chrome binary; "" when there is none.
@@ -38,7 +40,9 @@ func TestBrowserUI(t *testing.T) {
 	}
 	// Ingestion brings the knowledge hierarchy up to date, as the command
 	// line's does (quarry.KB.IngestOptions).
-	f := newFixture(t)
+	f := newFixture(t, func(c *config) {
+		c.kb = append(c.kb, quarry.WithProfiles(quarry.Profile{Name: "urls", Description: "Web pages only", Sources: []string{"url"}}))
+	})
 	doc := filepath.Join(t.TempDir(), "handbook.md")
 	write(t, doc, "# Handbook\n\n## Refunds\n\nRefunds are paid within fourteen days of the return reaching our warehouse.\n\n"+
 		"## Shipping\n\nParcels leave the Rotterdam warehouse every weekday before noon.\n")
@@ -120,6 +124,16 @@ func TestBrowserUI(t *testing.T) {
 		chromedp.WaitVisible(css("#search-results .result")))
 	summary := text("search", "#search-summary")
 	firstResult := text("search", "#search-results .result")
+	// Through a profile that includes web pages only, the uploaded file is
+	// out of view.
+	do("search through a profile", chromedp.SetValue(css("#profile"), "urls"),
+		chromedp.Click(css("#search-btn")),
+		chromedp.WaitVisible(css("#search-summary")))
+	throughProfile := text("search through a profile", "#search-summary")
+	do("no profile", chromedp.SetValue(css("#profile"), ""))
+	if !strings.HasPrefix(throughProfile, "0 results") {
+		t.Errorf("a search through the urls profile shows %q", throughProfile)
+	}
 
 	do("ask", chromedp.Click(css("#tab-chat")),
 		chromedp.SendKeys(css("#chat-q"), "How fast are refunds paid?"),

@@ -58,6 +58,9 @@ func TestProfilesOverHTTP(t *testing.T) {
 
 	st := f.do(t, "GET", "/v1/status", agent, nil)
 	expect(t, "agent status", st, 200, "")
+	if !strings.Contains(st.raw, `"profiles":["acme"]`) || strings.Contains(st.raw, `"roots"`) {
+		t.Errorf("the agent's status names its profiles and no roots: %s", st.raw)
+	}
 	if !strings.Contains(st.raw, `"documents":2`) {
 		t.Errorf("the agent's status counts its view (2 passages): %s", st.raw)
 	}

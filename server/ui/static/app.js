@@ -219,11 +219,51 @@ async function refresh() {
       tr.dataset.collection = c.name;
       body.append(tr);
     }
+    await loadProfiles((st.profiles || []).length > 0);
     setStatus(`${st.model.provider}/${st.model.model} · ${st.chat ? "chat model" : "extractive answers"} · ${st.permission}${st.scoped ? " (scoped)" : ""}`);
   } catch (e) {
     setStatus(e.message, true);
   }
 }
+
+// Agent profiles: the selected one goes with every search and question; a
+// profile that searches other collections moves the collection with it.
+let profiles = [];
+async function loadProfiles(limited) {
+  const sel = $("#profile");
+  const current = sel.value;
+  profiles = (await api("GET", "/v1/profiles")).profiles;
+  sel.replaceChildren();
+  // A key limited to profiles goes through one of them whatever is chosen,
+  // so "none" is only offered to callers who may search without.
+  if (!limited) {
+    const none = document.createElement("option");
+    none.value = "";
+    none.textContent = "none";
+    sel.append(none);
+  }
+  for (const p of profiles) {
+    const o = document.createElement("option");
+    o.value = p.name;
+    o.textContent = p.name;
+    o.title = p.description || "";
+    sel.append(o);
+  }
+  if (profiles.some((p) => p.name === current)) sel.value = current;
+}
+function profile() { return $("#profile").value; }
+$("#profile").addEventListener("change", () => {
+  const p = profiles.find((x) => x.name === profile());
+  if (p && p.collections && p.collections.length && !p.collections.includes(collection())) {
+    const sel = $("#collection");
+    if (![...sel.options].some((o) => o.value === p.collections[0])) {
+      const o = document.createElement("option");
+      o.value = o.textContent = p.collections[0];
+      sel.append(o);
+    }
+    sel.value = p.collections[0];
+  }
+});
 
 // kindLabel marks a source that is not a file: an object, a web page, a
 // text added by hand, a conversation.
@@ -297,6 +337,7 @@ $("#chat-form").addEventListener("submit", async (ev) => {
   msgs.append(user, bot);
   $("#chat-q").value = "";
   const body = { question: q, thread: sessionThread };
+  if (profile()) body.profile = profile();
   const f = $("#chat-filter").value.trim();
   if (f) body.filter = f;
   let answer = "";
@@ -332,6 +373,7 @@ $("#search-form").addEventListener("submit", async (ev) => {
   if (!body.query) return;
   const mode = $("#search-mode").value;
   if (mode) body.mode = mode;
+  if (profile()) body.profile = profile();
   const f = $("#search-filter").value.trim();
   if (f) body.filter = f.startsWith("{") ? JSON.parse(f) : f;
   out.replaceChildren();
