@@ -640,6 +640,14 @@ func (kb *KB) CheckAnswers() error {
 	return kb.checkProfiles(spec.Env{Retriever: probe, Model: chat, Embedder: kb.emb, AllowEndpoints: true})
 }
 
+// Uncollected is the collection of documents without a collection of their
+// own (store.Uncollected): a knowledge base whose collection setting is
+// Uncollected keeps what callers add without naming a collection apart
+// from every named one, and a call naming none reads only those. No
+// collection can be created under its name, and a scope limited to named
+// collections does not reach it.
+const Uncollected = store.Uncollected
+
 // DefaultCollection is the collection a call naming none uses.
 func (kb *KB) DefaultCollection() string { return kb.cfg.Collection }
 

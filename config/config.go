@@ -360,7 +360,8 @@ func Template(c Config) string {
 
 # Store URL: empty for the embedded store in this directory, or postgres://user@host/db.
 store = ` + q(c.Store) + `
-# Collection used when a command names none.
+# Collection used when a command names none; "_uncollected" keeps such documents apart from
+# every named collection (docs/stores.md).
 collection = ` + q(c.Collection) + `
 # Embedder: hash (offline), static:DIR (model2vec), openai:MODEL, ollama:MODEL, ...
 embedder = ` + q(c.Embedder) + `

@@ -66,9 +66,21 @@ type CollectionConfig struct {
 
 var collectionNameRE = regexp.MustCompile(`\A[a-z0-9][a-z0-9_-]{0,47}\z`)
 
+// Uncollected is the reserved collection of documents without a
+// collection of their own: where a program that never names one keeps
+// them (as rows without a collection id are elsewhere). No other
+// collection can take its name, since names start with a letter or digit;
+// the empty name never stands for it; and a handle on it selects its
+// documents only, never every collection's. Ids are unique per collection,
+// so an uncollected "x" and a collection's "x" are two documents.
+const Uncollected = "_uncollected"
+
 // Check validates the configuration.
 func (c CollectionConfig) Check() error {
-	if !collectionNameRE.MatchString(c.Name) {
+	if c.Name == "" {
+		return fmt.Errorf("%w: the empty collection name is reserved: name a collection, or use %q (store.Uncollected) for documents without one", ErrInvalidRequest, Uncollected)
+	}
+	if c.Name != Uncollected && !collectionNameRE.MatchString(c.Name) {
 		return fmt.Errorf("%w: collection name %q must be 1-48 lowercase letters, digits, '_' or '-', starting with a letter or digit", ErrInvalidRequest, c.Name)
 	}
 	if err := c.Model.Check(); err != nil {

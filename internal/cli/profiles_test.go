@@ -59,3 +59,25 @@ func TestProfiles(t *testing.T) {
 		t.Errorf("keys list: %d %s", code, out)
 	}
 }
+
+// TestUncollected: --collection _uncollected keeps documents apart from
+// every named collection, and a search there sees only them.
+func TestUncollected(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	kb := filepath.Join(t.TempDir(), "kb")
+	writeFiles(t, a, map[string]string{"note.md": "# Note\n\nThe uncollected note says refunds take fourteen days.\n"})
+	writeFiles(t, b, map[string]string{"note.md": "# Note\n\nTeam A's note says refunds take thirty days.\n"})
+	if code, _, errOut := run(t, "", "ingest", a, "--kb", kb, "--collection", "_uncollected"); code != 0 {
+		t.Fatalf("ingest uncollected: %d %s", code, errOut)
+	}
+	if code, _, errOut := run(t, "", "ingest", b, "--kb", kb, "--collection", "team-a"); code != 0 {
+		t.Fatalf("ingest team-a: %d %s", code, errOut)
+	}
+	code, out, _ := run(t, "", "search", "refunds note", "--kb", kb, "--collection", "_uncollected", "--json")
+	if code != 0 || !strings.Contains(out, "fourteen") || strings.Contains(out, "thirty") {
+		t.Errorf("search the uncollected documents: %d %s", code, out)
+	}
+	if code, _, errOut := run(t, "", "ingest", b, "--kb", kb, "--collection", "_other"); code != 2 || !strings.Contains(errOut, "collection name") {
+		t.Errorf("a reserved-looking name: %d %s", code, errOut)
+	}
+}

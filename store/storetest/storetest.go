@@ -63,6 +63,7 @@ func Run(t *testing.T, open Opener) {
 		{"Hierarchy", testHierarchy},
 		{"Settings", testSettings},
 		{"Describe", testDescribe},
+		{"Uncollected", testUncollected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
