@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/store"
 )
 
 // MaxObjectsBytes bounds the JSON one PutObjects call takes.
@@ -65,6 +67,9 @@ func (kb *KB) PutObjects(ctx context.Context, sc Scope, collection string, data 
 	if err != nil {
 		return nil, err
 	}
+	if err := fileObjects(ctx, c, docs); err != nil {
+		return nil, err
+	}
 	if err := ingest.Add(ctx, c, kb.emb, docs, sc.Filter); err != nil {
 		return nil, err
 	}
@@ -73,6 +78,35 @@ func (kb *KB) PutObjects(ctx context.Context, sc Scope, collection string, data 
 		out.IDs[i] = d.ID
 	}
 	return out, nil
+}
+
+// fileObjects refuses objects whose ids name the objects of an ingested
+// JSON file (an "object" source named by the file's path, recorded with a
+// source state): the next ingest of the file would replace them. Only ids
+// that read as a JSON file's name can, so only those are looked up.
+func fileObjects(ctx context.Context, c *store.Collection, docs []*document.Document) error {
+	var names []string
+	for _, d := range docs {
+		if load.SourceTypeOf(d.SourceName) == document.SourceObject {
+			names = append(names, d.SourceName)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	states, err := c.Sources(ctx)
+	if errors.Is(err, store.ErrUnsupported) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("objects: %w", err)
+	}
+	for _, st := range states {
+		if st.Source.Type == document.SourceObject && slices.Contains(names, st.Source.Name) {
+			return invalid(fmt.Errorf("objects: %q names the objects of an ingested JSON file; give the object another id", st.Source.Name))
+		}
+	}
+	return nil
 }
 
 // DeleteObject deletes the passages of the object with this id, under the

@@ -80,8 +80,9 @@ type BuildReport struct {
 
 // Build brings the hierarchy up to the collection (after an ingestion):
 // every folder holding file sources gets a node (created once and kept,
-// so a renamed node stays renamed), each chunk of a file source hangs
-// under its folder's node and other chunks under the root unless attached
+// so a renamed node stays renamed), each chunk of a file source (and of a
+// JSON file's objects, when files names the file) hangs under its
+// folder's node and other chunks under the root unless attached
 // by hand, attachments of deleted chunks go, and each node's triggers are
 // recomputed from its chunks (nodes made by hand keep theirs first). files
 // maps file source names to their paths on disk, for the audit; sources it
@@ -122,13 +123,17 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 		src    document.Source
 		folder string
 		kws    []string
+		// foldered chunks hang under their folder's node: those of file
+		// sources, and the objects of a JSON file this build was given.
+		foldered bool
 	}
 	var chunks []chunk
 	folders := map[string]bool{}
 	err = h.coll.Scan(ctx, 1000, func(docs []*document.Document) error {
 		for _, d := range docs {
 			c := chunk{id: d.ID, src: document.Source{Type: d.SourceType, Name: d.SourceName}, kws: chunkKeywords(d)}
-			if d.SourceType == document.SourceFile {
+			c.foldered = d.SourceType == document.SourceFile || (d.SourceType == document.SourceObject && files[d.SourceName] != "")
+			if c.foldered {
 				c.folder = folderOf(d.SourceName)
 				folders[c.folder] = true
 			}
@@ -196,7 +201,7 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 		stored[c.id] = true
 		target := byFolder[c.folder]
 		file := ""
-		if c.src.Type == document.SourceFile {
+		if c.foldered {
 			file = files[c.src.Name]
 		}
 		if i, ok := st.byDoc[c.id]; ok {
@@ -205,7 +210,7 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 				file = old.File
 			}
 			// A chunk placed by hand under a node of its own stays there.
-			if n := st.byID[old.NodeID]; n != nil && (n.Folder == "" && n.Kind != store.NodeRoot || c.src.Type != document.SourceFile) {
+			if n := st.byID[old.NodeID]; n != nil && (n.Folder == "" && n.Kind != store.NodeRoot || !c.foldered) {
 				target = old.NodeID
 			}
 			if old.NodeID == target && old.File == file && old.Source == c.src {

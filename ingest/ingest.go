@@ -193,6 +193,10 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 	if r.origins, err = claimNames(entries, states, opt); err != nil {
 		return nil, err
 	}
+	if err := claimObjects(ctx, opt.Collection, entries, r.known, opt.Replace); err != nil {
+		return nil, err
+	}
+	r.retyped = retyped(entries, states, r.origins)
 	r.roots = make([]string, len(roots))
 	for i, root := range roots {
 		r.roots[i] = originOf(root)
@@ -335,6 +339,10 @@ type run struct {
 	// roots are the run's roots, resolved the same way.
 	origins map[document.Source]string
 	roots   []string
+	// retyped maps a source of the run to the stored source of the same
+	// file under its former type (a JSON file once stored as "file" and
+	// now as "object"), which the new version replaces in its write.
+	retyped map[document.Source]document.Source
 }
 
 // prepared is one file after reading and splitting.
@@ -553,6 +561,11 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 	// A file without chunks keeps its hash and no chunks, so it is not
 	// read again.
 	r.pending = append(r.pending, store.SourceUpdate{Source: src, Hash: p.hash, Docs: p.chunks, Origin: r.origins[src]})
+	if old, ok := r.retyped[src]; ok {
+		// In the same group, so one transaction swaps the old type for
+		// the new: never both, never neither.
+		r.pending = append(r.pending, store.SourceUpdate{Source: old})
+	}
 	r.pendingChunks += len(p.chunks)
 	r.emit(Event{Event: "file", Path: p.res.Path})
 	if r.pendingChunks >= flushBatches*r.opt.BatchSize {
@@ -628,14 +641,14 @@ func (r *run) commit(ctx context.Context, group []store.SourceUpdate) error {
 	return nil
 }
 
-// prune deletes file sources the walk did not see, among those read from
+// prune deletes file-backed sources (load.FileBacked) the walk did not see, among those read from
 // under this run's roots (and those whose file was never recorded, as
 // before origins were): another folder's sources are not this run's to
 // prune.
 func (r *run) prune(ctx context.Context, states []store.SourceState) error {
 	var gone []store.SourceUpdate
 	for _, s := range states {
-		if s.Source.Type == document.SourceFile && !r.seen[s.Source] && (s.Origin == "" || under(s.Origin, r.roots)) {
+		if load.FileBacked(s.Source, s.Origin) && !r.seen[s.Source] && (s.Origin == "" || under(s.Origin, r.roots)) {
 			gone = append(gone, store.SourceUpdate{Source: s.Source})
 		}
 	}

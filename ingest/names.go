@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
 )
@@ -64,8 +66,8 @@ func claimNames(entries []load.Entry, states []store.SourceState, opt Options) (
 			e.Source.Name = path.Join(opt.Prefix, e.Source.Name)
 		}
 		origin := originOf(e.Path)
-		if prev, ok := byOrigin[origin]; ok && prev != e.Source && fileRoot && opt.Prefix == "" {
-			e.Source = prev // the same file, spelt another way
+		if prev, ok := byOrigin[origin]; ok && prev.Name != e.Source.Name && fileRoot && opt.Prefix == "" {
+			e.Source.Name = prev.Name // the same file, spelt another way; its type is the loader's
 		}
 		if h, ok := holder[e.Source]; ok && h != origin && !opt.Replace {
 			taken = append(taken, fmt.Sprintf("%s would be source %q, which %s already is", e.Path, e.Source.Name, h))
@@ -82,6 +84,52 @@ func claimNames(entries []load.Entry, states []store.SourceState, opt Options) (
 			ErrNameTaken, strings.Join(taken, "; "), more)
 	}
 	return origins, nil
+}
+
+// claimObjects refuses a JSON file whose source name objects put through
+// the API hold (KB.PutObjects names an object's passage by its id, with no
+// source state): writing the file would replace them. Only new sources
+// are looked at, one count each, unless the run replaces.
+func claimObjects(ctx context.Context, c *store.Collection, entries []load.Entry, known map[document.Source]string, replace bool) error {
+	if replace {
+		return nil
+	}
+	for _, e := range entries {
+		if _, ok := known[e.Source]; ok || e.Source.Type != document.SourceObject {
+			continue
+		}
+		n, err := c.Count(ctx, filter.And(filter.Eq("sourceType", document.SourceObject), filter.Eq("sourceName", e.Source.Name)))
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		if n > 0 {
+			return fmt.Errorf("ingest: %w: %s would be source %q, which %d object passages added without a file hold: give this folder's sources names of their own with --prefix NAME, or take the name over with --replace",
+				ErrNameTaken, e.Path, e.Source.Name, n)
+		}
+	}
+	return nil
+}
+
+// retyped finds the run's sources whose file is stored under another
+// type: a JSON file stored as a "file" source before its objects became
+// "object" sources. The old source is the same file when it was recorded
+// from the same origin, or from none (before origins were recorded).
+func retyped(entries []load.Entry, states []store.SourceState, origins map[document.Source]string) map[document.Source]document.Source {
+	stored := make(map[document.Source]string, len(states))
+	for _, s := range states {
+		stored[s.Source] = s.Origin
+	}
+	out := map[document.Source]document.Source{}
+	for _, e := range entries {
+		if e.Source.Type != document.SourceObject {
+			continue
+		}
+		old := document.Source{Type: document.SourceFile, Name: e.Source.Name}
+		if origin, ok := stored[old]; ok && (origin == "" || origin == origins[e.Source]) {
+			out[e.Source] = old
+		}
+	}
+	return out
 }
 
 // isFileRoot reports whether an entry was named as a root itself, not

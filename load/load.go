@@ -235,7 +235,8 @@ func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, err
 		return nil, fmt.Errorf("read %s: %w", root, err)
 	}
 	if !st.IsDir() {
-		return []listed{{path: root, src: document.Source{Type: document.SourceFile, Name: filepath.ToSlash(filepath.Clean(root))},
+		name := filepath.ToSlash(filepath.Clean(root))
+		return []listed{{path: root, src: document.Source{Type: SourceTypeOf(name), Name: name},
 			at: opener{listed: st}}}, nil
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
@@ -291,7 +292,7 @@ func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, err
 			return nil
 		}
 		osRel, _ := filepath.Rel(root, p)
-		out = append(out, listed{path: p, src: document.Source{Type: document.SourceFile, Name: rel}, at: opener{root: dir, rel: osRel}})
+		out = append(out, listed{path: p, src: document.Source{Type: SourceTypeOf(rel), Name: rel}, at: opener{root: dir, rel: osRel}})
 		return nil
 	})
 	if err != nil {
@@ -366,6 +367,26 @@ func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, 
 	}
 	res.Docs = docs
 	return res, false
+}
+
+// SourceTypeOf is the source type of the file at p: "object" for JSON and
+// JSON Lines, whose every object is a passage of its own (ObjectReader),
+// else "file". The source is still the file: it is replaced, pruned and
+// cited as the file p.
+func SourceTypeOf(p string) string {
+	switch byExt[strings.ToLower(path.Ext(filepath.ToSlash(p)))] {
+	case KindJSON, KindJSONL:
+		return document.SourceObject
+	}
+	return document.SourceFile
+}
+
+// FileBacked reports whether a stored source was read from a file: a file
+// source, or the objects of a JSON file (a source of type "object" that
+// ingestion recorded with the file it came from, its origin). Objects
+// added through the API have no origin.
+func FileBacked(src document.Source, origin string) bool {
+	return src.Type == document.SourceFile || (src.Type == document.SourceObject && origin != "")
 }
 
 // byExt maps extensions to kinds; code extensions come from codeExts.

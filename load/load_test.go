@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/quarry-rag/quarry/document"
 )
 
 // tree writes files (path → content) under a new directory.
@@ -245,5 +247,21 @@ func TestGitignoreGlobs(t *testing.T) {
 		if got := ignored(rules, tt.path, tt.dir); got != tt.match {
 			t.Errorf("%s (dir %v): ignored = %v", tt.path, tt.dir, got)
 		}
+	}
+}
+
+func TestSourceTypeOf(t *testing.T) {
+	for p, want := range map[string]string{
+		"catalog/products.json": document.SourceObject, "events.JSONL": document.SourceObject, "x.ndjson": document.SourceObject,
+		"guide.md": document.SourceFile, "report.pdf": document.SourceFile, "json": document.SourceFile, "config.json.bak": document.SourceFile,
+	} {
+		if got := SourceTypeOf(p); got != want {
+			t.Errorf("SourceTypeOf(%q) = %q, want %q", p, got, want)
+		}
+	}
+	if !FileBacked(document.Source{Type: document.SourceObject, Name: "a.json"}, "/docs/a.json") ||
+		FileBacked(document.Source{Type: document.SourceObject, Name: "p-1"}, "") ||
+		!FileBacked(document.Source{Type: document.SourceFile, Name: "a.md"}, "") {
+		t.Error("FileBacked")
 	}
 }

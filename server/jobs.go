@@ -114,7 +114,7 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 			return nil, apiError(http.StatusUnsupportedMediaType, CodeUnsupportedType, fmt.Sprintf("%s: %v; Quarry reads text, Markdown, HTML, PDF, DOCX, code, JSON and CSV", name, err))
 		}
 		probe := document.New("")
-		probe.SourceType, probe.SourceName = document.SourceFile, prefix+name
+		probe.SourceType, probe.SourceName = load.SourceTypeOf(name), prefix+name
 		if err := probe.AddMetadata(meta); err != nil {
 			return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, "metadata: "+err.Error())
 		}
