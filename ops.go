@@ -733,6 +733,42 @@ type CollectionInfo struct {
 	Calibration *retrieve.Calibration `json:"calibration,omitempty" doc:"The collection's calibration and every configuration's figure, for callers without a filter"`
 }
 
+// NewCollectionRequest is a collection to create.
+type NewCollectionRequest struct {
+	Name   string
+	Schema *document.Schema
+	// Language selects the keyword analyzer ("english" when empty).
+	Language string
+	// Embedder, when given, must name the knowledge base's embedder
+	// (provider/model, or its full identity): a collection built with
+	// another could not be searched here.
+	Embedder string
+}
+
+// CreateCollection creates a collection with the knowledge base's
+// embedder, for a caller that may write and use the name; a caller limited
+// to profiles may not. The result describes the new, empty collection
+// whatever the caller's filter.
+func (kb *KB) CreateCollection(ctx context.Context, sc Scope, req NewCollectionRequest) (CollectionInfo, error) {
+	if sc.ReadOnly || len(sc.Profiles) > 0 {
+		return CollectionInfo{}, fmt.Errorf("%w: creating a collection is not open to this caller", ErrForbidden)
+	}
+	if !sc.Allows(req.Name) {
+		return CollectionInfo{}, fmt.Errorf("%w: collection %q is not open to this caller (open: %s)", ErrForbidden, req.Name, strings.Join(sc.Collections, ", "))
+	}
+	m := kb.emb.Model()
+	if e := req.Embedder; e != "" && e != m.Provider+"/"+m.Model && e != m.String() {
+		return CollectionInfo{}, invalid(fmt.Errorf("this knowledge base embeds with %s/%s; a collection of another embedder could not be searched here", m.Provider, m.Model))
+	}
+	c, err := kb.store.CreateCollection(ctx, store.CollectionConfig{Name: req.Name, Schema: req.Schema, Model: m, Language: req.Language})
+	if err != nil {
+		return CollectionInfo{}, err
+	}
+	// The creator sees the empty collection whatever its filter.
+	info, _, err := kb.info(ctx, Scope{}, c.Config())
+	return info, err
+}
+
 // Collections lists the collections the scope reaches, counting the
 // passages its filter lets it see. A collection its filter cannot apply to
 // holds nothing it may reach and is left out.

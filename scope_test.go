@@ -1,11 +1,14 @@
 package quarry_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/quarry-rag/quarry"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/quarrytest"
+	"github.com/quarry-rag/quarry/store"
 )
 
 // TestMayIngestPaths is the rule every surface asks before it ingests the
@@ -25,6 +28,34 @@ func TestMayIngestPaths(t *testing.T) {
 		err := tc.sc.MayIngestPaths()
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, quarry.ErrForbidden)) {
 			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// TestCreateCollection: the one rule for creating a collection, which the
+// HTTP API's create endpoint calls.
+func TestCreateCollection(t *testing.T) {
+	ctx := context.Background()
+	kb := quarrytest.NewKB(t)
+	m := kb.Embedder().Model()
+	info, err := kb.CreateCollection(ctx, quarry.Scope{Filter: filter.Eq("tenant", "acme")}, quarry.NewCollectionRequest{Name: "kb", Embedder: m.Provider + "/" + m.Model})
+	if err != nil || info.Name != "kb" || info.Documents != 0 || info.Model != m {
+		t.Fatalf("create: %+v %v", info, err)
+	}
+	for name, tc := range map[string]struct {
+		sc   quarry.Scope
+		req  quarry.NewCollectionRequest
+		want error
+	}{
+		"read-only":          {quarry.Scope{ReadOnly: true}, quarry.NewCollectionRequest{Name: "a"}, quarry.ErrForbidden},
+		"limited to profile": {quarry.Scope{Profiles: []string{"p"}}, quarry.NewCollectionRequest{Name: "a"}, quarry.ErrForbidden},
+		"another collection": {quarry.Scope{Collections: []string{"b"}}, quarry.NewCollectionRequest{Name: "a"}, quarry.ErrForbidden},
+		"another embedder":   {quarry.Developer(), quarry.NewCollectionRequest{Name: "a", Embedder: "openai/text-embedding-3-small"}, quarry.ErrInvalid},
+		"a bad name":         {quarry.Developer(), quarry.NewCollectionRequest{Name: "A b"}, quarry.ErrInvalid},
+		"taken":              {quarry.Developer(), quarry.NewCollectionRequest{Name: "kb"}, store.ErrCollectionExists},
+	} {
+		if _, err := kb.CreateCollection(ctx, tc.sc, tc.req); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", name, err, tc.want)
 		}
 	}
 }

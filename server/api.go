@@ -390,17 +390,8 @@ func (s *Server) createCollection(ctx context.Context, in *body[NewCollection]) 
 	if err != nil {
 		return nil, err
 	}
-	m := s.kb.Embedder().Model()
-	if e := in.Body.Embedder; e != "" && e != m.Provider+"/"+m.Model && e != m.String() {
-		return nil, apiError(http.StatusBadRequest, CodeInvalidRequest, fmt.Sprintf("this server embeds with %s/%s; a collection of another embedder could not be searched here", m.Provider, m.Model))
-	}
-	c, err := s.kb.Store().CreateCollection(ctx, store.CollectionConfig{Name: in.Body.Name, Schema: in.Body.Fields, Model: m, Language: in.Body.Language})
-	if err != nil {
-		return nil, fromLibrary(err)
-	}
-	sc := s.scope(p)
-	sc.Filter = nil // the creator sees the empty collection whatever its scope
-	info, err := s.kb.CollectionInfo(ctx, sc, c.Name())
+	info, err := s.kb.CreateCollection(ctx, s.scope(p), quarry.NewCollectionRequest{Name: in.Body.Name, Schema: in.Body.Fields,
+		Language: in.Body.Language, Embedder: in.Body.Embedder})
 	if err != nil {
 		return nil, fromLibrary(err)
 	}
