@@ -1,0 +1,299 @@
+// Package mariadb is Quarry's store on MariaDB 11.7 and later, whose
+// VECTOR type and HNSW vector index (mhnsw) serve vector search and whose
+// InnoDB full-text index serves keyword search.
+//
+// Each collection is a table of its own (quarry_c_NAME), since a VECTOR
+// column has one dimension, keyed by a surrogate integer (a vector index
+// takes primary keys of at most 256 bytes) with the document id unique; quarry_collections names them with their
+// configuration and quarry_sources keeps what ingestion needs to skip
+// unchanged files. Keyword search indexes the terms of Quarry's own
+// analyzer (the embedded store's, stemmed and with its stop words), each
+// written as hex so the server's parser, stop words and minimum word
+// length leave them whole; MariaDB ranks them with its full-text
+// relevance. Metadata is JSON; filters compile to JSON_EXTRACT and
+// JSON_VALUE tests with bound parameters only, with the portable filter's
+// semantics (a missing field matches nothing, numbers compare
+// numerically, strings exactly). Hybrid search is fused by store.Collection
+// from the two ranked branches, each with the filter inside.
+//
+// Importing the package registers the "mariadb://" URL scheme:
+// mariadb://USER:PASSWORD@HOST:PORT/DATABASE.
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/quarry-rag/quarry/index/bm25"
+	"github.com/quarry-rag/quarry/store"
+)
+
+func init() { store.Register("mariadb", driver{}) }
+
+type driver struct{}
+
+func (driver) Open(ctx context.Context, url string) (store.Backend, error) { return Open(ctx, url) }
+
+// Dialect is the tag raw filter fragments for this store carry.
+const Dialect = "mariadb"
+
+// Backend is the MariaDB store.Backend.
+type Backend struct {
+	db *sql.DB
+
+	mu    sync.Mutex
+	colls map[string]*collInfo // by name, filled on first use
+}
+
+// collInfo is a collection's configuration and its analyzer.
+type collInfo struct {
+	cfg      store.CollectionConfig
+	analyzer *bm25.Analyzer
+}
+
+// DSN turns a mariadb:// URL into the driver's data source name.
+func DSN(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("mariadb: %w", err)
+	}
+	if u.Scheme != "mariadb" {
+		return "", fmt.Errorf("mariadb: URL %q: want mariadb://USER:PASSWORD@HOST:PORT/DATABASE", raw)
+	}
+	c := mysql.NewConfig()
+	c.Net, c.Addr = "tcp", u.Host
+	if u.Port() == "" {
+		c.Addr = u.Host + ":3306"
+	}
+	if u.User != nil {
+		c.User = u.User.Username()
+		c.Passwd, _ = u.User.Password()
+	}
+	c.DBName = strings.TrimPrefix(u.Path, "/")
+	if c.DBName == "" {
+		return "", fmt.Errorf("mariadb: URL %q names no database", raw)
+	}
+	c.Collation = "utf8mb4_bin"
+	c.ParseTime = true
+	c.Timeout = 10 * time.Second
+	c.Params = map[string]string{}
+	for k, vs := range u.Query() {
+		c.Params[k] = vs[len(vs)-1]
+	}
+	return c.FormatDSN(), nil
+}
+
+// Open connects and makes sure the tables exist.
+func Open(ctx context.Context, raw string) (*Backend, error) {
+	dsn, err := DSN(raw)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("mariadb: %w", err)
+	}
+	db.SetMaxOpenConns(16)
+	db.SetConnMaxIdleTime(time.Minute)
+	b := &Backend{db: db, colls: map[string]*collInfo{}}
+	if err := b.setup(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+const schemaSQL = `
+CREATE TABLE IF NOT EXISTS quarry_collections (
+	name   VARBINARY(64) NOT NULL PRIMARY KEY,
+	config LONGTEXT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+CREATE TABLE IF NOT EXISTS quarry_sources (
+	collection  VARBINARY(64) NOT NULL,
+	source_type VARBINARY(64) NOT NULL,
+	source_name VARBINARY(2900) NOT NULL,
+	hash        VARBINARY(128) NOT NULL,
+	chunks      INT NOT NULL,
+	origin      TEXT NOT NULL,
+	PRIMARY KEY (collection, source_type, source_name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`
+
+func (b *Backend) setup(ctx context.Context) error {
+	var version string
+	if err := b.db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&version); err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	if !strings.Contains(version, "MariaDB") {
+		return fmt.Errorf("mariadb: the server is %s, not MariaDB (11.7 or later is needed for VECTOR)", version)
+	}
+	for _, stmt := range append(strings.Split(schemaSQL, ";"), threadsSQL) {
+		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("mariadb: create Quarry's tables: %w", err)
+		}
+	}
+	return nil
+}
+
+// table is a collection's table, quoted. Collection names are lowercase
+// letters, digits, '_' and '-' (store.CollectionConfig.Check), at most 48
+// characters: inside backticks they are safe, and the name stays within
+// MariaDB's 64.
+func table(name string) string { return "`quarry_c_" + name + "`" }
+
+// Dialect implements store.Backend.
+func (b *Backend) Dialect() string { return Dialect }
+
+// Close implements store.Backend.
+func (b *Backend) Close() error { return b.db.Close() }
+
+// Describe implements store.Describer.
+func (b *Backend) Describe(ctx context.Context) (store.Engine, error) {
+	var v string
+	if err := b.db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&v); err != nil {
+		return store.Engine{}, fmt.Errorf("mariadb: %w", err)
+	}
+	return store.Engine{Name: "mariadb", Version: v}, nil
+}
+
+// CreateCollection implements store.Admin.
+func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConfig) error {
+	if _, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: cfg.Language}); err != nil {
+		return fmt.Errorf("%w: %v", store.ErrInvalidRequest, err)
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	if _, err := b.db.ExecContext(ctx, `INSERT INTO quarry_collections (name, config) VALUES (?, ?)`, cfg.Name, string(raw)); err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1062 {
+			return fmt.Errorf("%w: %q", store.ErrCollectionExists, cfg.Name)
+		}
+		return fmt.Errorf("mariadb: create collection %q: %w", cfg.Name, err)
+	}
+	// A table without its row is what a drop that stopped midway leaves.
+	ddl := []string{
+		`DROP TABLE IF EXISTS ` + table(cfg.Name),
+		fmt.Sprintf(`CREATE TABLE %s (
+	pk          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+	id          VARBINARY(1024) NOT NULL,
+	content     LONGTEXT NOT NULL,
+	source_type VARBINARY(64) NOT NULL,
+	source_name VARBINARY(2900) NOT NULL,
+	metadata    LONGTEXT NOT NULL,
+	provenance  LONGTEXT NOT NULL,
+	keywords    LONGTEXT CHARACTER SET ascii NOT NULL,
+	embedding   VECTOR(%d) NOT NULL,
+	UNIQUE KEY id (id),
+	KEY source (source_type, source_name(700)),
+	FULLTEXT KEY keywords (keywords),
+	VECTOR INDEX embedding (embedding) DISTANCE=cosine
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`, table(cfg.Name), cfg.Model.Dimension),
+	}
+	for _, stmt := range ddl {
+		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
+			_, _ = b.db.ExecContext(ctx, `DELETE FROM quarry_collections WHERE name = ?`, cfg.Name)
+			return fmt.Errorf("mariadb: create the table of %q: %w", cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// LoadCollection implements store.Admin.
+func (b *Backend) LoadCollection(ctx context.Context, name string) (store.CollectionConfig, error) {
+	ci, err := b.info(ctx, name)
+	if err != nil {
+		return store.CollectionConfig{}, err
+	}
+	return ci.cfg, nil
+}
+
+func (b *Backend) info(ctx context.Context, name string) (*collInfo, error) {
+	b.mu.Lock()
+	ci, ok := b.colls[name]
+	b.mu.Unlock()
+	if ok {
+		return ci, nil
+	}
+	var raw string
+	err := b.db.QueryRowContext(ctx, `SELECT config FROM quarry_collections WHERE name = ?`, name).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %q", store.ErrCollectionNotFound, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mariadb: collection %q: %w", name, err)
+	}
+	ci = &collInfo{}
+	if err := json.Unmarshal([]byte(raw), &ci.cfg); err != nil {
+		return nil, fmt.Errorf("mariadb: collection %q: stored configuration: %w", name, err)
+	}
+	if ci.analyzer, err = bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: ci.cfg.Language}); err != nil {
+		return nil, fmt.Errorf("mariadb: collection %q: %w", name, err)
+	}
+	b.mu.Lock()
+	b.colls[name] = ci
+	b.mu.Unlock()
+	return ci, nil
+}
+
+// ListCollections implements store.Admin.
+func (b *Backend) ListCollections(ctx context.Context) ([]store.CollectionConfig, error) {
+	rows, err := b.db.QueryContext(ctx, `SELECT config FROM quarry_collections ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("mariadb: list collections: %w", err)
+	}
+	defer rows.Close()
+	var out []store.CollectionConfig
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("mariadb: list collections: %w", err)
+		}
+		var cfg store.CollectionConfig
+		if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+			return nil, fmt.Errorf("mariadb: list collections: %w", err)
+		}
+		out = append(out, cfg)
+	}
+	return out, rows.Err()
+}
+
+// DropCollection implements store.Admin. The rows go in one transaction
+// first, so a crash before the table is dropped leaves no collection, only
+// a table the next create of the name drops.
+func (b *Backend) DropCollection(ctx context.Context, name string) error {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM quarry_collections WHERE name = ?`, name)
+	if err != nil {
+		return fmt.Errorf("mariadb: drop collection %q: %w", name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%w: %q", store.ErrCollectionNotFound, name)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM quarry_sources WHERE collection = ?`, name); err != nil {
+		return fmt.Errorf("mariadb: drop collection %q: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("mariadb: drop collection %q: %w", name, err)
+	}
+	b.mu.Lock()
+	delete(b.colls, name)
+	b.mu.Unlock()
+	if _, err := b.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+table(name)); err != nil {
+		return fmt.Errorf("mariadb: drop the table of %q: %w", name, err)
+	}
+	return nil
+}
