@@ -43,6 +43,7 @@ import (
 	"github.com/quarry-rag/quarry/retrieve"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/embedded" // the default store
+	_ "github.com/quarry-rag/quarry/store/mariadb"  // mariadb:// stores
 	_ "github.com/quarry-rag/quarry/store/memory"   // memory: stores
 	_ "github.com/quarry-rag/quarry/store/postgres" // postgres:// stores
 	_ "github.com/quarry-rag/quarry/store/weaviate" // weaviate:// stores

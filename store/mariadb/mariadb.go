@@ -127,6 +127,13 @@ CREATE TABLE IF NOT EXISTS quarry_sources (
 	PRIMARY KEY (collection, source_type, source_name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`
 
+// tables are Quarry's own tables beside the collections'.
+var tables = []string{"quarry_collections", "quarry_sources", "quarry_jobs", "quarry_settings", "quarry_threads",
+	"quarry_nodes", "quarry_node_chunks", "quarry_node_links"}
+
+// setup checks the server and creates Quarry's tables when one is
+// missing. When all are there it changes nothing, so a runtime user with
+// only SELECT, INSERT, UPDATE and DELETE grants opens the store.
 func (b *Backend) setup(ctx context.Context) error {
 	var version string
 	if err := b.db.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&version); err != nil {
@@ -135,9 +142,28 @@ func (b *Backend) setup(ctx context.Context) error {
 	if !strings.Contains(version, "MariaDB") {
 		return fmt.Errorf("mariadb: the server is %s, not MariaDB (11.7 or later is needed for VECTOR)", version)
 	}
-	for _, stmt := range append(strings.Split(schemaSQL, ";"), threadsSQL) {
+	args := make([]any, len(tables))
+	for i, t := range tables {
+		args[i] = t
+	}
+	var n int
+	if err := b.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name IN (`+
+		placeholders(len(tables))+`)`, args...).Scan(&n); err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	if n == len(tables) {
+		return nil
+	}
+	return b.Setup(ctx)
+}
+
+// Setup implements store.Installer: it creates Quarry's tables, which
+// needs the CREATE privilege on the database (quarry setup). Creating and
+// dropping a collection also needs CREATE and DROP, since each is a table.
+func (b *Backend) Setup(ctx context.Context) error {
+	for _, stmt := range append(strings.Split(schemaSQL+";"+recordsSQL+";"+hierarchySQL, ";"), threadsSQL) {
 		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("mariadb: create Quarry's tables: %w", err)
+			return fmt.Errorf("mariadb: create Quarry's tables (a user with the CREATE privilege runs quarry setup): %w", err)
 		}
 	}
 	return nil
@@ -202,7 +228,7 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 	for _, stmt := range ddl {
 		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
 			_, _ = b.db.ExecContext(ctx, `DELETE FROM quarry_collections WHERE name = ?`, cfg.Name)
-			return fmt.Errorf("mariadb: create the table of %q: %w", cfg.Name, err)
+			return fmt.Errorf("mariadb: create the table of %q (each collection is a table: the user needs CREATE and DROP on the database): %w", cfg.Name, err)
 		}
 	}
 	return nil
@@ -283,8 +309,10 @@ func (b *Backend) DropCollection(ctx context.Context, name string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("%w: %q", store.ErrCollectionNotFound, name)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM quarry_sources WHERE collection = ?`, name); err != nil {
-		return fmt.Errorf("mariadb: drop collection %q: %w", name, err)
+	for _, t := range append([]string{"quarry_sources", "quarry_settings"}, hierarchyTables...) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE collection = ?`, name); err != nil {
+			return fmt.Errorf("mariadb: drop collection %q: %w", name, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("mariadb: drop collection %q: %w", name, err)

@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
 	"github.com/quarry-rag/quarry/store/mariadb"
 	"github.com/quarry-rag/quarry/store/storetest"
@@ -72,4 +75,71 @@ func TestStoreConformance(t *testing.T) {
 		}
 		return s
 	})
+}
+
+// TestRuntimeNeedsOnlyDML: once the tables and a collection exist, a user
+// granted only SELECT, INSERT, UPDATE and DELETE opens the store, writes,
+// searches, deletes and keeps threads; creating a collection (a table)
+// is refused with a message that says what it needs.
+func TestRuntimeNeedsOnlyDML(t *testing.T) {
+	ctx := context.Background()
+	u := fresh(t, serverURL(t))
+	admin, err := store.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CreateCollection(ctx, store.CollectionConfig{Name: "kb", Model: storetest.Model(2)}); err != nil {
+		t.Fatal(err)
+	}
+	admin.Close()
+	dsn, _ := mariadb.DSN(u)
+	cfg, _ := mysql.ParseDSN(dsn)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	user := fmt.Sprintf("quarry_rt_%d", dbSeq.Add(1))
+	for _, stmt := range []string{
+		"DROP USER IF EXISTS '" + user + "'@'%'",
+		"CREATE USER '" + user + "'@'%' IDENTIFIED BY 'runtime-pw'",
+		"GRANT SELECT, INSERT, UPDATE, DELETE ON " + cfg.DBName + ".* TO '" + user + "'@'%'",
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { db.Exec("DROP USER IF EXISTS '" + user + "'@'%'") })
+	rt, err := store.Open(ctx, "mariadb://"+user+":runtime-pw@"+cfg.Addr+"/"+cfg.DBName)
+	if err != nil {
+		t.Fatalf("the runtime user cannot open the store: %v", err)
+	}
+	defer rt.Close()
+	c, err := rt.Collection(ctx, "kb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := document.New("Refunds are paid within fourteen days.")
+	d.ID, d.Embedding = "d1", []float32{1, 0}
+	src := document.Source{Type: document.SourceFile, Name: "refunds.md"}
+	d.SourceType, d.SourceName = src.Type, src.Name
+	if err := c.ReplaceSources(ctx, []store.SourceUpdate{{Source: src, Hash: "h1", Docs: []*document.Document{d}}}); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if hits, err := c.Search(ctx, store.SearchRequest{Query: "refunds", Embedding: []float32{1, 0}}); err != nil || len(hits) != 1 {
+		t.Fatalf("search: %v %v", hits, err)
+	}
+	ts, _ := rt.Threads()
+	if err := ts.AppendTurns(ctx, "t1", []store.Turn{{Role: "user", Content: "hi"}}); err != nil {
+		t.Errorf("threads: %v", err)
+	}
+	if n, err := c.Delete(ctx, filter.Eq("sourceName", "refunds.md")); err != nil || n != 1 {
+		t.Errorf("delete: %d %v", n, err)
+	}
+	if _, err := rt.CreateCollection(ctx, store.CollectionConfig{Name: "more", Model: storetest.Model(2)}); err == nil || !strings.Contains(err.Error(), "CREATE") {
+		t.Errorf("a runtime user creating a collection: %v", err)
+	}
+	if _, err := rt.Collection(ctx, "more"); err == nil {
+		t.Error("a refused create left a collection behind")
+	}
 }
