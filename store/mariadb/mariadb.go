@@ -4,13 +4,14 @@
 //
 // Each collection is a table of its own (quarry_c_NAME), since a VECTOR
 // column has one dimension, keyed by a surrogate integer (a vector index
-// takes primary keys of at most 256 bytes) with the document id unique; quarry_collections names them with their
+// takes primary keys of at most 256 bytes) with the document id unique,
+// beside a postings table (quarry_p_NAME); quarry_collections names them with their
 // configuration and quarry_sources keeps what ingestion needs to skip
-// unchanged files. Keyword search indexes the terms of Quarry's own
-// analyzer (the embedded store's, stemmed and with its stop words), each
-// written as hex so the server's parser, stop words and minimum word
-// length leave them whole; MariaDB ranks them with its full-text
-// relevance. Metadata is JSON; filters compile to JSON_EXTRACT and
+// unchanged files. Keyword search is BM25 computed in SQL over postings of
+// Quarry's own analyzer's terms (the embedded store's: stemmed, its stop
+// words and code pairs, the same k1, b and idf), so a collection ranks the
+// same on MariaDB as embedded; InnoDB's full-text relevance ranked SciFact
+// a fifth lower. Metadata is JSON; filters compile to JSON_EXTRACT and
 // JSON_VALUE tests with bound parameters only, with the portable filter's
 // semantics (a missing field matches nothing, numbers compare
 // numerically, strings exactly). Hybrid search is fused by store.Collection
@@ -169,11 +170,21 @@ func (b *Backend) Setup(ctx context.Context) error {
 	return nil
 }
 
+// hnswM is the vector index's M, its links per node: MariaDB's default 6
+// found 46% of SciFact's relevant passages in the top 100 where an exact
+// search finds 70%; 16 (the embedded store's, and pgvector's) comes close.
+const hnswM = 16
+
 // table is a collection's table, quoted. Collection names are lowercase
 // letters, digits, '_' and '-' (store.CollectionConfig.Check), at most 48
 // characters: inside backticks they are safe, and the name stays within
 // MariaDB's 64.
 func table(name string) string { return "`quarry_c_" + name + "`" }
+
+// postings is a collection's keyword postings table: a term, a document
+// (by its table's surrogate key), the term's count in it and the
+// document's length, which BM25 needs beside the count.
+func postings(name string) string { return "`quarry_p_" + name + "`" }
 
 // Dialect implements store.Backend.
 func (b *Backend) Dialect() string { return Dialect }
@@ -217,13 +228,23 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 	source_name VARBINARY(2900) NOT NULL,
 	metadata    LONGTEXT NOT NULL,
 	provenance  LONGTEXT NOT NULL,
-	keywords    LONGTEXT CHARACTER SET ascii NOT NULL,
+	kwlen       INT NOT NULL,
 	embedding   VECTOR(%d) NOT NULL,
 	UNIQUE KEY id (id),
 	KEY source (source_type, source_name(700)),
-	FULLTEXT KEY keywords (keywords),
-	VECTOR INDEX embedding (embedding) DISTANCE=cosine
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`, table(cfg.Name), cfg.Model.Dimension),
+	KEY kwlen (kwlen),
+	VECTOR INDEX embedding (embedding) M=%d DISTANCE=cosine
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`, table(cfg.Name), cfg.Model.Dimension, hnswM),
+		`DROP TABLE IF EXISTS ` + postings(cfg.Name),
+		`CREATE TABLE ` + postings(cfg.Name) + ` (
+	term VARBINARY(255) NOT NULL,
+	pk   BIGINT NOT NULL,
+	tf   INT NOT NULL,
+	len  INT NOT NULL,
+	PRIMARY KEY (term, pk),
+	KEY pk (pk),
+	FOREIGN KEY (pk) REFERENCES ` + table(cfg.Name) + ` (pk) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 	}
 	for _, stmt := range ddl {
 		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
@@ -320,7 +341,7 @@ func (b *Backend) DropCollection(ctx context.Context, name string) error {
 	b.mu.Lock()
 	delete(b.colls, name)
 	b.mu.Unlock()
-	if _, err := b.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+table(name)); err != nil {
+	if _, err := b.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+postings(name)+`, `+table(name)); err != nil {
 		return fmt.Errorf("mariadb: drop the table of %q: %w", name, err)
 	}
 	return nil

@@ -20,49 +20,50 @@ import (
 	"github.com/quarry-rag/quarry/store"
 )
 
-// maxToken is the longest hex token written: InnoDB's full-text parser
-// drops tokens over innodb_ft_max_token_size (84 by default), so a longer
-// term is written as a prefix of its hash.
-const maxToken = 80
+// maxTerm is the longest term kept (the postings' term column); a longer
+// one is kept as a prefix of its hash, on writes and queries alike.
+const maxTerm = 255
 
-// token is a term as the full-text index keeps it: hex, so the server's
-// parser, stop words and minimum length take it whole.
-func token(term string) string {
-	if 2*len(term) <= maxToken {
-		return hex.EncodeToString([]byte(term))
+func term(t string) string {
+	if len(t) <= maxTerm {
+		return t
 	}
-	sum := sha256.Sum256([]byte(term))
-	return "ff" + hex.EncodeToString(sum[:])[:maxToken-2] // "ff" never starts a UTF-8 term's hex
+	sum := sha256.Sum256([]byte(t))
+	return "\xff" + hex.EncodeToString(sum[:]) // 0xff never starts UTF-8
 }
 
-// keywords is a document's keyword column: the analyzer's terms of its
-// title and text, and the code pairs of its code.
-func keywords(a *bm25.Analyzer, d *document.Document) string {
+// analyzed is a document's keyword postings: each term's count, and the
+// length BM25 divides by (terms only: code pairs add counts, not length).
+type analyzed struct {
+	tf  map[string]int
+	len int
+}
+
+func analyze(a *bm25.Analyzer, d *document.Document) analyzed {
 	text := d.Content
 	if t := store.Title(d); t != "" {
 		text = t + "\n" + text
 	}
 	terms, pairs := a.AnalyzeDocument(text, store.Code(d))
-	var b strings.Builder
-	for _, t := range append(terms, pairs...) {
-		b.WriteString(token(t))
-		b.WriteByte(' ')
+	out := analyzed{tf: make(map[string]int, len(terms)), len: len(terms)}
+	for _, t := range terms {
+		out.tf[term(t)]++
 	}
-	return b.String()
+	for _, p := range pairs {
+		out.tf[term(p)]++
+	}
+	return out
 }
 
-// queryTokens is a query as the keyword column is searched.
-func queryTokens(a *bm25.Analyzer, q string) string {
+// queryTerms is a query's terms with their counts, as the index scores
+// them.
+func queryTerms(a *bm25.Analyzer, q string) map[string]int {
 	terms, pairs := a.AnalyzeQuery(q)
-	seen := map[string]bool{}
-	var out []string
+	out := map[string]int{}
 	for _, t := range append(terms, pairs...) {
-		if tok := token(t); !seen[tok] {
-			seen[tok] = true
-			out = append(out, tok)
-		}
+		out[term(t)]++
 	}
-	return strings.Join(out, " ")
+	return out
 }
 
 // vectorText is VEC_FromText's form; 'g' with precision -1 round-trips a
@@ -141,8 +142,19 @@ func duplicate(err error) bool {
 func upsert(ctx context.Context, tx *sql.Tx, ci *collInfo, docs []*document.Document) error {
 	for start := 0; start < len(docs); start += insertBatch {
 		part := docs[start:min(start+insertBatch, len(docs))]
+		ids := make([]any, len(part))
+		kws := make(map[string]analyzed, len(part))
+		for i, d := range part {
+			ids[i] = d.ID
+			kws[d.ID] = analyze(ci.analyzer, d)
+		}
+		// A replaced document's postings go; its row keeps its key.
+		if _, err := tx.ExecContext(ctx, `DELETE p FROM `+postings(ci.cfg.Name)+` p JOIN `+table(ci.cfg.Name)+` d ON d.pk = p.pk WHERE d.id IN (`+
+			placeholders(len(ids))+`)`, ids...); err != nil {
+			return fmt.Errorf("mariadb: write %d documents to %q: %w", len(part), ci.cfg.Name, err)
+		}
 		var q strings.Builder
-		q.WriteString(`INSERT INTO ` + table(ci.cfg.Name) + ` (id, content, source_type, source_name, metadata, provenance, keywords, embedding) VALUES `)
+		q.WriteString(`INSERT INTO ` + table(ci.cfg.Name) + ` (id, content, source_type, source_name, metadata, provenance, kwlen, embedding) VALUES `)
 		args := make([]any, 0, 8*len(part))
 		for i, d := range part {
 			if i > 0 {
@@ -160,15 +172,73 @@ func upsert(ctx context.Context, tx *sql.Tx, ci *collInfo, docs []*document.Docu
 			if err != nil {
 				return fmt.Errorf("document %s: provenance: %w", d.ID, err)
 			}
-			args = append(args, d.ID, d.Content, d.SourceType, d.SourceName, string(md), string(prov), keywords(ci.analyzer, d), vectorText(d.Embedding))
+			args = append(args, d.ID, d.Content, d.SourceType, d.SourceName, string(md), string(prov), kws[d.ID].len, vectorText(d.Embedding))
 		}
 		q.WriteString(` ON DUPLICATE KEY UPDATE content = VALUES(content), source_type = VALUES(source_type), source_name = VALUES(source_name),
-	metadata = VALUES(metadata), provenance = VALUES(provenance), keywords = VALUES(keywords), embedding = VALUES(embedding)`)
+	metadata = VALUES(metadata), provenance = VALUES(provenance), kwlen = VALUES(kwlen), embedding = VALUES(embedding)`)
 		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
 			return fmt.Errorf("mariadb: write %d documents to %q: %w", len(part), ci.cfg.Name, err)
 		}
+		if err := writePostings(ctx, tx, ci, ids, kws); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// postingsBatch bounds the rows of one postings INSERT.
+const postingsBatch = 2000
+
+// writePostings inserts the postings of the documents with these ids.
+func writePostings(ctx context.Context, tx *sql.Tx, ci *collInfo, ids []any, kws map[string]analyzed) error {
+	rows, err := tx.QueryContext(ctx, `SELECT pk, id FROM `+table(ci.cfg.Name)+` WHERE id IN (`+placeholders(len(ids))+`)`, ids...)
+	if err != nil {
+		return fmt.Errorf("mariadb: index %q: %w", ci.cfg.Name, err)
+	}
+	pks := make(map[string]int64, len(ids))
+	for rows.Next() {
+		var (
+			pk int64
+			id string
+		)
+		if err := rows.Scan(&pk, &id); err != nil {
+			rows.Close()
+			return fmt.Errorf("mariadb: index %q: %w", ci.cfg.Name, err)
+		}
+		pks[id] = pk
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("mariadb: index %q: %w", ci.cfg.Name, err)
+	}
+	var args []any
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		n := len(args) / 4
+		q := `INSERT INTO ` + postings(ci.cfg.Name) + ` (term, pk, tf, len) VALUES (?, ?, ?, ?)` + strings.Repeat(`, (?, ?, ?, ?)`, n-1)
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("mariadb: index %q: %w", ci.cfg.Name, err)
+		}
+		args = args[:0]
+		return nil
+	}
+	for id, kw := range kws {
+		pk, ok := pks[id]
+		if !ok {
+			return fmt.Errorf("mariadb: index %q: document %s was not written", ci.cfg.Name, id)
+		}
+		for t, tf := range kw.tf {
+			args = append(args, t, pk, tf, kw.len)
+			if len(args) >= 4*postingsBatch {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
 }
 
 // Delete implements store.Writer.
