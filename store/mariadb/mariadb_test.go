@@ -33,6 +33,12 @@ var dbSeq atomic.Int64
 // fresh creates an empty database on the server and returns its URL.
 func fresh(t *testing.T, base string) string {
 	t.Helper()
+	return freshB(t, base)
+}
+
+// freshB is fresh for tests and benchmarks alike.
+func freshB(t testing.TB, base string) string {
+	t.Helper()
 	dsn, err := mariadb.DSN(base)
 	if err != nil {
 		t.Fatal(err)

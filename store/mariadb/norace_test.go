@@ -1,0 +1,5 @@
+//go:build !race
+
+package mariadb_test
+
+const raceEnabled = false
