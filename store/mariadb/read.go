@@ -16,6 +16,7 @@ import (
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
 )
 
 // columns are a document's columns, the embedding as its stored bytes
@@ -164,7 +165,7 @@ func (b *Backend) SearchRequest(ctx context.Context, coll string, req store.Sear
 	if req.Mode == store.ModeKeyword {
 		return b.searchKeyword(ctx, ci, req, where)
 	}
-	v := vectorText(req.Embedding)
+	v := sqlexpr.VectorText(req.Embedding)
 	args := append([]any{v}, where.args...)
 	if where.sql != "" || req.TopK > maxIndexK {
 		// The vector index finds the nearest neighbours first and filters

@@ -1,12 +1,12 @@
 package mariadb
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
 )
 
 // compiled is a WHERE clause (" WHERE …", or "" for none) and its bound
@@ -24,7 +24,7 @@ func compileWhere(f filter.Expr) (compiled, error) {
 		return compiled{}, nil
 	}
 	c := &compiler{}
-	s, err := c.expr(f)
+	s, err := sqlexpr.Walk(f, c)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -38,41 +38,25 @@ func (c *compiler) bind(v any) string {
 	return "?"
 }
 
-func (c *compiler) expr(e filter.Expr) (string, error) {
-	switch x := e.(type) {
-	case *filter.Group:
-		parts := make([]string, len(x.Conditions))
-		for i, child := range x.Conditions {
-			s, err := c.expr(child)
-			if err != nil {
-				return "", err
-			}
-			parts[i] = s
-		}
-		op := " AND "
-		if x.Op == filter.OpOr {
-			op = " OR "
-		}
-		return "(" + strings.Join(parts, op) + ")", nil
-	case *filter.Raw:
-		if x.Store != Dialect {
-			return "", fmt.Errorf("raw filter targets %s; this store is %s", x.Store, Dialect)
-		}
-		var frag string
-		if err := json.Unmarshal(x.Fragment, &frag); err != nil {
-			return "", fmt.Errorf("a mariadb raw fragment must be a JSON string of SQL: %w", err)
-		}
-		if err := checkFragment(frag); err != nil {
-			return "", err
-		}
-		return "(" + frag + ")", nil
-	case *filter.Condition:
-		if x.Field == "sourceType" || x.Field == "sourceName" {
-			return c.column(x), nil
-		}
-		return c.metadata(x)
+// Raw implements sqlexpr.Compiler: a fragment tagged "mariadb", once
+// checkFragment has shown it stays one expression.
+func (c *compiler) Raw(x *filter.Raw) (string, error) {
+	frag, err := sqlexpr.Fragment(x, Dialect)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("unsupported filter expression %T", e)
+	if err := checkFragment(frag); err != nil {
+		return "", err
+	}
+	return "(" + frag + ")", nil
+}
+
+// Condition implements sqlexpr.Compiler.
+func (c *compiler) Condition(x *filter.Condition) (string, error) {
+	if x.Field == "sourceType" || x.Field == "sourceName" {
+		return c.column(x), nil
+	}
+	return c.metadata(x)
 }
 
 // column compiles a condition on a built-in column (binary: exact).
@@ -112,7 +96,7 @@ func (c *compiler) column(x *filter.Condition) string {
 // numbers compare numerically (integers as integers); strings and booleans
 // need the same type and value.
 func (c *compiler) metadata(x *filter.Condition) (string, error) {
-	if !isIdent(x.Field) {
+	if !sqlexpr.IsIdent(x.Field) {
 		return "", fmt.Errorf("field name %q is not portable", x.Field)
 	}
 	path := "'$." + x.Field + "'" // identifier-safe: a literal path
@@ -197,21 +181,6 @@ func (c *compiler) number(typ, val, op string, v any) (string, error) {
 			typ + " = 'DOUBLE' AND CAST(" + val + " AS DOUBLE) " + op + " " + c.bind(f) + "))", nil
 	}
 	return "(" + typ + " IN ('INTEGER', 'DOUBLE') AND CAST(" + val + " AS DOUBLE) " + op + " " + c.bind(f) + ")", nil
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // checkFragment admits a raw fragment only as one balanced expression: no

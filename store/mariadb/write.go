@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
 )
 
 // maxTerm is the longest term kept (the postings' term column); a longer
@@ -64,20 +64,6 @@ func queryTerms(a *bm25.Analyzer, q string) map[string]int {
 		out[term(t)]++
 	}
 	return out
-}
-
-// vectorText is VEC_FromText's form; 'g' with precision -1 round-trips a
-// float32 exactly.
-func vectorText(v []float32) string {
-	b := make([]byte, 0, len(v)*10+2)
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
-	}
-	return string(append(b, ']'))
 }
 
 // insertBatch bounds the rows of one INSERT.
@@ -172,7 +158,7 @@ func upsert(ctx context.Context, tx *sql.Tx, ci *collInfo, docs []*document.Docu
 			if err != nil {
 				return fmt.Errorf("document %s: provenance: %w", d.ID, err)
 			}
-			args = append(args, d.ID, d.Content, d.SourceType, d.SourceName, string(md), string(prov), kws[d.ID].len, vectorText(d.Embedding))
+			args = append(args, d.ID, d.Content, d.SourceType, d.SourceName, string(md), string(prov), kws[d.ID].len, sqlexpr.VectorText(d.Embedding))
 		}
 		q.WriteString(` ON DUPLICATE KEY UPDATE content = VALUES(content), source_type = VALUES(source_type), source_name = VALUES(source_name),
 	metadata = VALUES(metadata), provenance = VALUES(provenance), kwlen = VALUES(kwlen), embedding = VALUES(embedding)`)

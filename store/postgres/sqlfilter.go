@@ -1,13 +1,12 @@
 package postgres
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
 )
 
 // Dialect is the tag raw filter fragments for this store carry.
@@ -29,7 +28,7 @@ type compiled struct {
 // type, ranges need a number, contains_* an array.
 func compileFilter(e filter.Expr, argBase int) (compiled, error) {
 	c := &compiler{n: argBase}
-	s, err := c.expr(e)
+	s, err := sqlexpr.Walk(e, c)
 	if err != nil {
 		return compiled{}, err
 	}
@@ -47,41 +46,25 @@ func (c *compiler) bind(v any) string {
 	return "$" + strconv.Itoa(c.n)
 }
 
-func (c *compiler) expr(e filter.Expr) (string, error) {
-	switch x := e.(type) {
-	case *filter.Group:
-		parts := make([]string, len(x.Conditions))
-		for i, child := range x.Conditions {
-			s, err := c.expr(child)
-			if err != nil {
-				return "", err
-			}
-			parts[i] = s
-		}
-		op := " AND "
-		if x.Op == filter.OpOr {
-			op = " OR "
-		}
-		return "(" + strings.Join(parts, op) + ")", nil
-	case *filter.Raw:
-		if x.Store != Dialect {
-			return "", fmt.Errorf("raw filter targets %s; this store is %s", x.Store, Dialect)
-		}
-		var frag string
-		if err := json.Unmarshal(x.Fragment, &frag); err != nil {
-			return "", fmt.Errorf("a postgres raw fragment must be a JSON string of SQL: %w", err)
-		}
-		if err := checkFragment(frag); err != nil {
-			return "", err
-		}
-		return "(" + frag + ")", nil
-	case *filter.Condition:
-		if x.Field == "sourceType" || x.Field == "sourceName" {
-			return c.column(x)
-		}
-		return c.metadata(x)
+// Raw implements sqlexpr.Compiler: a fragment tagged "postgres", once
+// checkFragment has shown it stays one expression.
+func (c *compiler) Raw(x *filter.Raw) (string, error) {
+	frag, err := sqlexpr.Fragment(x, Dialect)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("unsupported filter expression %T", e)
+	if err := checkFragment(frag); err != nil {
+		return "", err
+	}
+	return "(" + frag + ")", nil
+}
+
+// Condition implements sqlexpr.Compiler.
+func (c *compiler) Condition(x *filter.Condition) (string, error) {
+	if x.Field == "sourceType" || x.Field == "sourceName" {
+		return c.column(x)
+	}
+	return c.metadata(x)
 }
 
 // column compiles a condition on a built-in text column.
@@ -121,7 +104,7 @@ func (c *compiler) column(x *filter.Condition) (string, error) {
 // metadata compiles a condition on a metadata field.
 func (c *compiler) metadata(x *filter.Condition) (string, error) {
 	field := x.Field
-	if !isIdent(field) {
+	if !sqlexpr.IsIdent(field) {
 		return "", fmt.Errorf("field name %q is not portable", field)
 	}
 	ref := "metadata->'" + field + "'" // field names are ^[A-Za-z_][A-Za-z0-9_]*$: safe as a literal
@@ -187,19 +170,4 @@ func jsonValue(v any) (string, error) {
 		return "", err
 	}
 	return string(b), nil
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		switch {
-		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
-		case r >= '0' && r <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

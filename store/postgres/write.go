@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
 )
 
 // Upsert implements store.Backend: one transaction (a savepoint inside a
@@ -62,23 +62,9 @@ func stageRows(docs []*document.Document) ([][]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("document %s: provenance: %w", d.ID, err)
 		}
-		rows[i] = []any{int32(i), d.ID, d.Content, d.SourceType, d.SourceName, string(md), vectorText(d.Embedding), string(prov)}
+		rows[i] = []any{int32(i), d.ID, d.Content, d.SourceType, d.SourceName, string(md), sqlexpr.VectorText(d.Embedding), string(prov)}
 	}
 	return rows, nil
-}
-
-// vectorText is pgvector's text form; 'g' with precision -1 for float32
-// round-trips every value exactly.
-func vectorText(v []float32) string {
-	buf := make([]byte, 0, len(v)*10+2)
-	buf = append(buf, '[')
-	for i, x := range v {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = strconv.AppendFloat(buf, float64(x), 'g', -1, 32)
-	}
-	return string(append(buf, ']'))
 }
 
 const upsertSet = `ON CONFLICT (collection_id, id) DO UPDATE SET content = excluded.content, source_type = excluded.source_type,
