@@ -89,6 +89,7 @@ func TestProfiles(t *testing.T) {
 		{mcp.ToolSearch, map[string]any{"query": "refunds", "profile": "everything"}, "not open"},
 		{mcp.ToolAddDocuments, map[string]any{"documents": []map[string]any{{"text": "planted"}}}, "profiles"},
 		{mcp.ToolDelete, map[string]any{"source": "shipping.md"}, "profiles"},
+		{mcp.ToolIngestStatus, map[string]any{"job_id": "any"}, "profiles"},
 	} {
 		if res := callRaw(t, agent, tc.tool, tc.args); !res.IsError || !strings.Contains(text(res), tc.says) {
 			t.Errorf("the agent calling %s: %s", tc.tool, text(res))

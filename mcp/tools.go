@@ -541,8 +541,8 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 	if err != nil {
 		return nil, Job{}, err
 	}
-	if sc.Filter != nil {
-		return nil, Job{}, errors.New("ingestion jobs are not open to a client with a scope filter")
+	if !sc.MayReachAll() {
+		return nil, Job{}, errors.New("ingestion jobs are not open to a client with a scope filter or limited to profiles")
 	}
 	js, err := s.kb.Store().Jobs()
 	if err != nil {

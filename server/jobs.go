@@ -327,7 +327,7 @@ func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
 	s.mu.Lock()
 	owner, ours := s.jobOwner[id]
 	s.mu.Unlock()
-	if !p.allows(j.Collection) || (p.scope != nil && (!ours || owner != p.keyID())) {
+	if !p.allows(j.Collection) || (!s.scope(p).MayReachAll() && (!ours || owner != p.keyID())) {
 		return store.Job{}, notFound
 	}
 	return j, nil

@@ -55,6 +55,10 @@ func TestProfilesOverHTTP(t *testing.T) {
 	expect(t, "agent drop", f.do(t, "DELETE", "/v1/collections/kb", agent, nil), 403, "forbidden")
 	expect(t, "agent tree", f.do(t, "GET", "/v1/collections/kb/tree", agent, nil), 403, "forbidden")
 	expect(t, "agent jobs", f.do(t, "GET", "/v1/jobs", agent, nil), 403, "forbidden")
+	job := f.do(t, "POST", "/v1/collections/kb/ingest", admin, map[string]any{"paths": []string{"docs"}})
+	expect(t, "admin ingest", job, 202, "")
+	f.waitJob(t, job.body["job_id"].(string), admin)
+	expect(t, "agent reads the admin's job", f.do(t, "GET", "/v1/jobs/"+job.body["job_id"].(string), agent, nil), 404, "not_found")
 
 	st := f.do(t, "GET", "/v1/status", agent, nil)
 	expect(t, "agent status", st, 200, "")
