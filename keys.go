@@ -1,8 +1,12 @@
 package quarry
 
 import (
+	"cmp"
+	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/quarry-rag/quarry/config"
 	"github.com/quarry-rag/quarry/filter"
@@ -33,6 +37,37 @@ func OpenKeys(dir string) (*keys.File, error) {
 		dir = d
 	}
 	return keys.Open(filepath.Join(dir, keysFileName))
+}
+
+// CheckProfileNames reports a name that is not one of the profiles of the
+// knowledge base in dir ("" finds it upward), so a key is never limited to
+// a profile that does not exist: such a key would reach nothing.
+func CheckProfileNames(dir string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	if dir == "" {
+		d, found, err := config.FindKB(".", nil)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return ErrNoKB
+		}
+		dir = d
+	}
+	cfg, err := config.Load(dir, nil)
+	if err != nil {
+		return invalid(err)
+	}
+	for _, n := range names {
+		if _, ok := cfg.Profiles[n]; !ok {
+			have := slices.Sorted(maps.Keys(cfg.Profiles))
+			return invalid(fmt.Errorf("%w %q in %s (profiles: %s)", ErrNoProfile, n, filepath.Join(dir, config.FileName),
+				cmp.Or(strings.Join(have, ", "), "none; define them as [profiles.NAME]")))
+		}
+	}
+	return nil
 }
 
 // KeyScope is the scope of a request made with key k on a surface whose

@@ -188,6 +188,9 @@ func (kb *KB) through(sc Scope, name string) (Scope, *Profile, error) {
 			return sc, nil, invalid(fmt.Errorf("this caller searches through a profile: name one of %s", strings.Join(sc.Profiles, ", ")))
 		}
 	}
+	if strings.HasPrefix(name, "\x00") { // limits that shared nothing (KeyScope)
+		return sc, nil, fmt.Errorf("%w: no profile is open to this caller", ErrForbidden)
+	}
 	if len(sc.Profiles) > 0 && !slices.Contains(sc.Profiles, name) {
 		return sc, nil, fmt.Errorf("%w: profile %q is not open to this caller (open: %s)", ErrForbidden, name, strings.Join(sc.Profiles, ", "))
 	}

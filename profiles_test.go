@@ -194,9 +194,13 @@ func TestKeyScopeProfiles(t *testing.T) {
 		}
 	}
 	// Limits that share nothing refuse everything, never mean "no limit".
-	sc, _ := quarry.KeyScope(quarry.Scope{Profiles: []string{"a"}}, qkeys.Key{Permission: qkeys.PermRead, Profiles: []string{"b"}})
-	if len(sc.Profiles) != 1 || sc.Profiles[0] == "a" || sc.Profiles[0] == "b" {
+	sc, _ := quarry.KeyScope(quarry.Scope{Profiles: []string{"support"}}, qkeys.Key{Permission: qkeys.PermRead, Profiles: []string{"objects"}})
+	if len(sc.Profiles) != 1 || sc.Profiles[0] == "support" || sc.Profiles[0] == "objects" {
 		t.Errorf("disjoint profile limits: %v", sc.Profiles)
+	}
+	kb := profileKB(t)
+	if _, err := kb.Search(context.Background(), sc, quarry.SearchRequest{Query: "refunds"}); !errors.Is(err, quarry.ErrForbidden) || strings.Contains(err.Error(), "\x00") {
+		t.Errorf("a search under disjoint limits: %v", err)
 	}
 }
 

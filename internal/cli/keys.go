@@ -46,6 +46,9 @@ keys.json; a running server sees changes within a second.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			if err := quarry.CheckProfileNames(kbDir, profiles); err != nil {
+				return cliErr(err)
+			}
 			k, token, err := kf.Create(keys.Spec{Name: name, Permission: p, Collections: colls, Profiles: profiles, Filter: flt, RateLimit: rate, AllowRawFilters: allowRaw})
 			if err != nil {
 				return usageErr(err)

@@ -51,6 +51,9 @@ func TestProfiles(t *testing.T) {
 	if code, _, errOut := run(t, "", "search", "refunds", "--kb", kb, "--profile", "nope"); code != 2 || !strings.Contains(errOut, "public") {
 		t.Errorf("an unknown profile: %d %q", code, errOut)
 	}
+	if code, _, errOut := run(t, "", "keys", "create", "--kb", kb, "--permission", "read", "--profile", "publik"); code != 2 || !strings.Contains(errOut, "public") {
+		t.Errorf("a key limited to a profile that does not exist: %d %s", code, errOut)
+	}
 	if code, _, errOut := run(t, "", "keys", "create", "--kb", kb, "--permission", "read", "--profile", "public"); code != 0 {
 		t.Fatalf("keys create --profile: %d %s", code, errOut)
 	}
