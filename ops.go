@@ -769,6 +769,20 @@ func (kb *KB) CreateCollection(ctx context.Context, sc Scope, req NewCollectionR
 	return info, err
 }
 
+// DropCollection drops a collection with its documents, for a caller
+// that may write, use the name and reach every document (a filter or a
+// profile limit holds a caller to part of a collection; dropping reaches
+// all of it).
+func (kb *KB) DropCollection(ctx context.Context, sc Scope, name string) error {
+	if sc.ReadOnly || !sc.MayReachAll() {
+		return fmt.Errorf("%w: dropping a collection reaches every document, so it is not open to a caller with a filter, a profile limit or read rights only", ErrForbidden)
+	}
+	if !sc.Allows(name) {
+		return fmt.Errorf("%w: collection %q is not open to this caller (open: %s)", ErrForbidden, name, strings.Join(sc.Collections, ", "))
+	}
+	return kb.store.DropCollection(ctx, name)
+}
+
 // Collections lists the collections the scope reaches, counting the
 // passages its filter lets it see. A collection its filter cannot apply to
 // holds nothing it may reach and is left out.

@@ -59,3 +59,28 @@ func TestCreateCollection(t *testing.T) {
 		}
 	}
 }
+
+// TestDropCollection: dropping reaches every document of a collection.
+func TestDropCollection(t *testing.T) {
+	ctx := context.Background()
+	kb := quarrytest.NewKB(t)
+	if _, err := kb.AddDocuments(ctx, quarry.Developer(), "kb", []quarry.NewDocument{{Text: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, sc := range map[string]quarry.Scope{
+		"read-only":          {ReadOnly: true},
+		"filtered":           {Filter: filter.Eq("sourceName", "x")},
+		"limited to profile": {Profiles: []string{"p"}},
+		"another collection": {Collections: []string{"b"}},
+	} {
+		if err := kb.DropCollection(ctx, sc, "kb"); !errors.Is(err, quarry.ErrForbidden) {
+			t.Errorf("%s: %v, want ErrForbidden", name, err)
+		}
+	}
+	if err := kb.DropCollection(ctx, quarry.Developer(), "kb"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kb.DropCollection(ctx, quarry.Developer(), "kb"); !errors.Is(err, store.ErrCollectionNotFound) {
+		t.Errorf("dropping it again: %v", err)
+	}
+}

@@ -403,13 +403,7 @@ func (s *Server) deleteCollection(ctx context.Context, in *CollectionPath) (*str
 	if err != nil {
 		return nil, err
 	}
-	if p.scope != nil {
-		return nil, errScoped("dropping a collection")
-	}
-	if _, err := s.kb.Store().Collection(ctx, in.Collection); err != nil {
-		return nil, fromLibrary(err)
-	}
-	if err := s.kb.Store().DropCollection(ctx, in.Collection); err != nil {
+	if err := s.kb.DropCollection(ctx, s.scope(p), in.Collection); err != nil {
 		return nil, fromLibrary(err)
 	}
 	return nil, nil
