@@ -51,8 +51,11 @@ const Dialect = "mariadb"
 type Backend struct {
 	db *sql.DB
 
-	mu    sync.Mutex
-	colls map[string]*collInfo // by name, filled on first use
+	// analyzers are by language, made on first use; a collection's
+	// configuration is read each time, so a collection another process
+	// drops or makes is seen at once (as on PostgreSQL).
+	mu        sync.Mutex
+	analyzers map[string]*bm25.Analyzer
 }
 
 // collInfo is a collection's configuration and its analyzer.
@@ -105,7 +108,7 @@ func Open(ctx context.Context, raw string) (*Backend, error) {
 	}
 	db.SetMaxOpenConns(16)
 	db.SetConnMaxIdleTime(time.Minute)
-	b := &Backend{db: db, colls: map[string]*collInfo{}}
+	b := &Backend{db: db, analyzers: map[string]*bm25.Analyzer{}}
 	if err := b.setup(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -265,12 +268,6 @@ func (b *Backend) LoadCollection(ctx context.Context, name string) (store.Collec
 }
 
 func (b *Backend) info(ctx context.Context, name string) (*collInfo, error) {
-	b.mu.Lock()
-	ci, ok := b.colls[name]
-	b.mu.Unlock()
-	if ok {
-		return ci, nil
-	}
 	var raw string
 	err := b.db.QueryRowContext(ctx, `SELECT config FROM quarry_collections WHERE name = ?`, name).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -279,16 +276,18 @@ func (b *Backend) info(ctx context.Context, name string) (*collInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: collection %q: %w", name, err)
 	}
-	ci = &collInfo{}
+	ci := &collInfo{}
 	if err := json.Unmarshal([]byte(raw), &ci.cfg); err != nil {
 		return nil, fmt.Errorf("mariadb: collection %q: stored configuration: %w", name, err)
 	}
-	if ci.analyzer, err = bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: ci.cfg.Language}); err != nil {
-		return nil, fmt.Errorf("mariadb: collection %q: %w", name, err)
-	}
 	b.mu.Lock()
-	b.colls[name] = ci
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	if ci.analyzer = b.analyzers[ci.cfg.Language]; ci.analyzer == nil {
+		if ci.analyzer, err = bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: ci.cfg.Language}); err != nil {
+			return nil, fmt.Errorf("mariadb: collection %q: %w", name, err)
+		}
+		b.analyzers[ci.cfg.Language] = ci.analyzer
+	}
 	return ci, nil
 }
 
@@ -338,9 +337,6 @@ func (b *Backend) DropCollection(ctx context.Context, name string) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("mariadb: drop collection %q: %w", name, err)
 	}
-	b.mu.Lock()
-	delete(b.colls, name)
-	b.mu.Unlock()
 	if _, err := b.db.ExecContext(ctx, `DROP TABLE IF EXISTS `+postings(name)+`, `+table(name)); err != nil {
 		return fmt.Errorf("mariadb: drop the table of %q: %w", name, err)
 	}

@@ -3,6 +3,7 @@ package mariadb_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -147,5 +148,41 @@ func TestRuntimeNeedsOnlyDML(t *testing.T) {
 	}
 	if _, err := rt.Collection(ctx, "more"); err == nil {
 		t.Error("a refused create left a collection behind")
+	}
+}
+
+// TestTwoProcessesOneDatabase: a collection one backend drops or makes is
+// seen by another on the same database at once.
+func TestTwoProcessesOneDatabase(t *testing.T) {
+	ctx := context.Background()
+	u := fresh(t, serverURL(t))
+	a, err := store.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := store.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := a.CreateCollection(ctx, store.CollectionConfig{Name: "kb", Model: storetest.Model(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Collection(ctx, "kb"); err != nil {
+		t.Fatalf("b does not see a's collection: %v", err)
+	}
+	if err := a.DropCollection(ctx, "kb"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Collection(ctx, "kb"); !errors.Is(err, store.ErrCollectionNotFound) {
+		t.Errorf("b still sees the dropped collection: %v", err)
+	}
+	if _, err := a.CreateCollection(ctx, store.CollectionConfig{Name: "kb", Model: storetest.Model(3)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Collection(ctx, "kb")
+	if err != nil || c.Config().Model.Dimension != 3 {
+		t.Errorf("b sees the new collection as %+v, %v", c.Config(), err)
 	}
 }
