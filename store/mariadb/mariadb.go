@@ -133,7 +133,7 @@ CREATE TABLE IF NOT EXISTS quarry_sources (
 
 // tables are Quarry's own tables beside the collections'.
 var tables = []string{"quarry_collections", "quarry_sources", "quarry_jobs", "quarry_settings", "quarry_threads",
-	"quarry_nodes", "quarry_node_chunks", "quarry_node_links"}
+	"quarry_nodes", "quarry_node_chunks", "quarry_node_links", "quarry_embedding_cache"}
 
 // setup checks the server and creates Quarry's tables when one is
 // missing. When all are there it changes nothing, so a runtime user with
@@ -165,7 +165,7 @@ func (b *Backend) setup(ctx context.Context) error {
 // needs the CREATE privilege on the database (quarry setup). Creating and
 // dropping a collection also needs CREATE and DROP, since each is a table.
 func (b *Backend) Setup(ctx context.Context) error {
-	for _, stmt := range append(strings.Split(schemaSQL+";"+recordsSQL+";"+hierarchySQL, ";"), threadsSQL) {
+	for _, stmt := range append(strings.Split(schemaSQL+";"+recordsSQL+";"+hierarchySQL, ";"), threadsSQL, cacheSQL) {
 		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("mariadb: create Quarry's tables (a user with the CREATE privilege runs quarry setup): %w", err)
 		}

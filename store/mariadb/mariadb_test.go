@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -184,5 +186,34 @@ func TestTwoProcessesOneDatabase(t *testing.T) {
 	c, err := b.Collection(ctx, "kb")
 	if err != nil || c.Config().Model.Dimension != 3 {
 		t.Errorf("b sees the new collection as %+v, %v", c.Config(), err)
+	}
+}
+
+// TestEmbeddingCache: vectors round-trip bit for bit by model and key, and
+// a model of another dimension misses.
+func TestEmbeddingCache(t *testing.T) {
+	ctx := context.Background()
+	b, err := mariadb.Open(ctx, fresh(t, serverURL(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c := b.EmbeddingCache()
+	m := storetest.Model(3)
+	want := map[string][]float32{"a": {1, -0.5, float32(math.Pi)}, "b": {0, math.SmallestNonzeroFloat32, math.MaxFloat32}}
+	if err := c.Put(ctx, m, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Get(ctx, m, []string{"a", "b", "missing"})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("get: %v %v", got, err)
+	}
+	for k, v := range want {
+		if !slices.Equal(got[k], v) {
+			t.Errorf("%s: %v, want %v", k, got[k], v)
+		}
+	}
+	if other, _ := c.Get(ctx, storetest.Model(4), []string{"a"}); len(other) != 0 {
+		t.Errorf("another model hit: %v", other)
 	}
 }
