@@ -14,8 +14,9 @@
 // a fifth lower. Metadata is JSON; filters compile to JSON_EXTRACT and
 // JSON_VALUE tests with bound parameters only, with the portable filter's
 // semantics (a missing field matches nothing, numbers compare
-// numerically, strings exactly). Hybrid search is fused by store.Collection
-// from the two ranked branches, each with the filter inside.
+// numerically, strings exactly). Hybrid search runs the two ranked
+// branches at once, each with the filter inside, and fuses them as every
+// store does.
 //
 // Importing the package registers the "mariadb://" URL scheme:
 // mariadb://USER:PASSWORD@HOST:PORT/DATABASE.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -299,4 +300,29 @@ func qualified(cols string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// SearchHybrid implements store.HybridSearcher: the two branches, 2·k
+// each with the filter inside both, run at once on two connections and
+// are fused as on every store (store.Fuse); embeddings are read only when
+// the request asks for them.
+func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.SearchRequest) ([]store.Hit, error) {
+	vreq, kreq := req, req
+	vreq.Mode, vreq.TopK, vreq.Query = store.ModeVector, 2*req.TopK, ""
+	kreq.Mode, kreq.TopK, kreq.Embedding = store.ModeKeyword, 2*req.TopK, nil
+	var (
+		vec  []*document.Document
+		verr error
+		wg   sync.WaitGroup
+	)
+	wg.Go(func() { vec, verr = b.SearchRequest(ctx, coll, vreq) })
+	kw, kerr := b.SearchRequest(ctx, coll, kreq)
+	wg.Wait()
+	if verr != nil {
+		return nil, fmt.Errorf("vector branch: %w", verr)
+	}
+	if kerr != nil {
+		return nil, fmt.Errorf("keyword branch: %w", kerr)
+	}
+	return store.Fuse(vec, kw, req.Fusion, req.Explain), nil
 }
