@@ -109,6 +109,16 @@ func (sc Scope) ThreadID(id string) (string, error) {
 	return sc.thread(id)
 }
 
+// ScopedCollection opens a collection the scope may use ("" for the
+// default) with every check the knowledge base's own operations make: the
+// scope's collections and profile limit, its filter against the schema,
+// the embedder (with create, a missing one is created). Surfaces that hand
+// a collection to a job of their own (uploads, server folders) take it
+// from here.
+func (kb *KB) ScopedCollection(ctx context.Context, sc Scope, name string, create bool) (*store.Collection, error) {
+	return kb.collection(ctx, sc, name, create)
+}
+
 // collection opens a collection the scope may use ("" for the default);
 // with create, a missing one is created.
 func (kb *KB) collection(ctx context.Context, sc Scope, name string, create bool) (*store.Collection, error) {

@@ -295,15 +295,12 @@ func (s *Server) authorize(ctx context.Context, perm keys.Permission, collection
 	if collection != "" && !p.allows(collection) {
 		return nil, apiError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("collection %q is not open to this key", collection))
 	}
-	if perm != keys.PermRead && p.key != nil && len(p.key.Profiles) > 0 {
-		return nil, apiError(http.StatusForbidden, CodeForbidden, "this key is limited to agent profiles: it may search and ask through them, nothing more")
-	}
 	return p, nil
 }
 
 // errScoped refuses what would reach past a key's filter.
 func errScoped(what string) *Error {
-	return apiError(http.StatusForbidden, CodeForbidden, what+" reaches every document, so it is not open to a key with a filter")
+	return apiError(http.StatusForbidden, CodeForbidden, what+" reaches every document, so it is not open to a key with a filter or limited to profiles")
 }
 
 // scope is what the caller may reach, as the core takes it: the key's
@@ -322,20 +319,13 @@ func (s *Server) scope(p *principal) quarry.Scope {
 	return sc
 }
 
-// collection opens a collection the caller may use, built with the
-// server's embedder; with create, a missing one is created.
+// collection opens a collection the caller may use, with the core's
+// checks (quarry.KB.ScopedCollection); with create, a missing one is
+// created.
 func (s *Server) collection(ctx context.Context, p *principal, name string, create bool) (*store.Collection, error) {
-	c, err := s.kb.StoreCollection(ctx, name, create)
+	c, err := s.kb.ScopedCollection(ctx, s.scope(p), name, create)
 	if err != nil {
 		return nil, fromLibrary(err)
-	}
-	if err := s.kb.CheckModel(c); err != nil {
-		return nil, fromLibrary(err)
-	}
-	if p.scope != nil {
-		if err := filter.Validate(p.scope, c.Config().Schema); err != nil {
-			return nil, apiError(http.StatusForbidden, CodeForbidden, fmt.Sprintf("this key's scope cannot apply to collection %q: %v", name, err))
-		}
 	}
 	return c, nil
 }

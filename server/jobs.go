@@ -400,7 +400,7 @@ func (s *Server) listJobs(ctx context.Context, in *listJobsInput) (*body[JobList
 	if err != nil {
 		return nil, err
 	}
-	if p.scope != nil {
+	if !s.scope(p).MayReachAll() {
 		return nil, errScoped("listing every job")
 	}
 	js, err := s.kb.Store().Jobs()
