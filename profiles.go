@@ -157,6 +157,16 @@ func (kb *KB) Profiles(sc Scope) []Profile {
 	return out
 }
 
+// ProfileInfo is a profile as every surface shows it: its filter in
+// canonical JSON beside the rest.
+type ProfileInfo struct {
+	Profile
+	Filter string `json:"filter,omitempty" doc:"The profile's view, in canonical JSON" jsonschema:"the profile's view, in canonical JSON"`
+}
+
+// Info is the profile as surfaces show it.
+func (p Profile) Info() ProfileInfo { return ProfileInfo{Profile: p, Filter: p.FilterText()} }
+
 // FilterText is the profile's filter in canonical JSON; "" for none.
 func (p Profile) FilterText() string {
 	if p.Filter == nil {

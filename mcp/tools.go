@@ -44,10 +44,7 @@ type ProfilesOutput struct {
 }
 
 // ProfileInfo is an agent profile as a client sees it.
-type ProfileInfo struct {
-	quarry.Profile
-	Filter string `json:"filter,omitempty" jsonschema:"the profile's view, in canonical JSON"`
-}
+type ProfileInfo = quarry.ProfileInfo
 
 // PutObjectsInput is the input of knowledge_put_objects.
 type PutObjectsInput struct {
@@ -376,7 +373,7 @@ func (s *Server) profiles(ctx context.Context, req *sdk.CallToolRequest, _ Profi
 	}
 	var b strings.Builder
 	for _, p := range s.kb.Profiles(sc) {
-		out.Profiles = append(out.Profiles, ProfileInfo{Profile: p, Filter: p.FilterText()})
+		out.Profiles = append(out.Profiles, p.Info())
 		fmt.Fprintf(&b, "%s: %s\n", p.Name, p.Description)
 	}
 	if len(out.Profiles) == 0 {

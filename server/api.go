@@ -470,10 +470,7 @@ type ProfileList struct {
 }
 
 // ProfileInfo is an agent profile as the API shows it.
-type ProfileInfo struct {
-	quarry.Profile
-	Filter string `json:"filter,omitempty" doc:"The profile's view, in canonical JSON"`
-}
+type ProfileInfo = quarry.ProfileInfo
 
 func (s *Server) listProfiles(ctx context.Context, _ *struct{}) (*body[ProfileList], error) {
 	p, err := s.authorize(ctx, keys.PermRead, "")
@@ -482,7 +479,7 @@ func (s *Server) listProfiles(ctx context.Context, _ *struct{}) (*body[ProfileLi
 	}
 	out := ProfileList{Profiles: []ProfileInfo{}}
 	for _, pr := range s.kb.Profiles(s.scope(p)) {
-		out.Profiles = append(out.Profiles, ProfileInfo{Profile: pr, Filter: pr.FilterText()})
+		out.Profiles = append(out.Profiles, pr.Info())
 	}
 	return &body[ProfileList]{Body: out}, nil
 }

@@ -41,10 +41,9 @@ can be limited to profiles (quarry keys create --profile NAME).`,
 			defer k.Close()
 			ps := k.Profiles(quarry.Developer())
 			if asJSON {
-				out := make([]map[string]any, len(ps))
+				out := make([]quarry.ProfileInfo, len(ps))
 				for i, p := range ps {
-					out[i] = map[string]any{"name": p.Name, "description": p.Description, "collections": p.Collections,
-						"filter": p.FilterText(), "sources": p.Sources, "mode": p.Mode, "top_k": p.TopK, "model": p.Model, "post": p.Post}
+					out[i] = p.Info()
 				}
 				return writeJSON(stdio, out)
 			}
