@@ -46,6 +46,7 @@ import (
 	_ "github.com/quarry-rag/quarry/store/mariadb"  // mariadb:// stores
 	_ "github.com/quarry-rag/quarry/store/memory"   // memory: stores
 	_ "github.com/quarry-rag/quarry/store/postgres" // postgres:// stores
+	_ "github.com/quarry-rag/quarry/store/qdrant"   // qdrant:// stores
 	_ "github.com/quarry-rag/quarry/store/weaviate" // weaviate:// stores
 )
 

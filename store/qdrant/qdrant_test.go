@@ -3,10 +3,14 @@ package qdrant_test
 import (
 	"context"
 	"fmt"
+	"math"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/store"
 	"github.com/quarry-rag/quarry/store/qdrant"
 	"github.com/quarry-rag/quarry/store/qdrant/qdranttest"
@@ -80,4 +84,86 @@ func TestAPIKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Close()
+}
+
+// TestNativeHybrid: with hybrid=qdrant Qdrant fuses the two branches, and
+// every document gets the score Quarry's own RRF gives it (the data
+// has no tied branch scores, whose order neither side promises).
+func TestNativeHybrid(t *testing.T) {
+	srv := fake(t)
+	ctx := context.Background()
+	open := func(query string) *store.Store {
+		s, err := store.Open(ctx, srv.StoreURL("prefix=hyb"+query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	quarry, native := open(""), open("&hybrid=qdrant")
+	cfg := store.CollectionConfig{Name: "docs", Model: embed.ModelInfo{Provider: "p", Model: "m", Dimension: 3}}
+	c, err := quarry.CreateCollection(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"refund policy", "gift cards", "refund of gift cards", "shipping times", "returns and refund", "store hours", "card payments", "policy on returns of goods bought"}
+	var docs []*document.Document
+	for i, w := range words {
+		docs = append(docs, &document.Document{ID: fmt.Sprintf("d%d", i), Content: w, SourceType: "file", SourceName: "n.md",
+			Embedding: []float32{float32(i%3) + 0.5, float32(i%5) + 0.25, float32(i%2) + 1}})
+	}
+	if err := c.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := native.Collection(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := store.SearchRequest{Query: "refund gift policy", Embedding: []float32{1, 2, 1}, Mode: store.ModeHybrid, TopK: len(words)}
+	scores := func(c *store.Collection) map[string]float64 {
+		hits, err := c.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for i, h := range hits {
+			if i > 0 && h.Doc.Score > hits[i-1].Doc.Score {
+				t.Errorf("hit %d scores %v after %v", i, h.Doc.Score, hits[i-1].Doc.Score)
+			}
+			out[h.Doc.ID] = h.Doc.Score
+		}
+		return out
+	}
+	before := srv.Calls()["POST /collections/{c}/points/query"]
+	want, got := scores(c), scores(nc)
+	if srv.Calls()["POST /collections/{c}/points/query"] != before+1 {
+		t.Errorf("native hybrid did not send one fused query: %v", srv.Calls())
+	}
+	if len(got) != len(want) || len(want) < 5 {
+		t.Fatalf("native %v, Quarry %v", got, want)
+	}
+	for id, w := range want {
+		if g, ok := got[id]; !ok || math.Abs(g-w) > 1e-6 {
+			t.Errorf("%s: native %v, Quarry %v", id, g, w)
+		}
+	}
+}
+
+// TestRefusesNonConformingRequests: the fake refuses and records a request
+// the OpenAPI document does not allow, so a wire-format mistake in the
+// store fails its tests.
+func TestRefusesNonConformingRequests(t *testing.T) {
+	srv, err := qdranttest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/collections/x/points/query", "application/json", strings.NewReader(`{"limit":"ten"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || len(srv.Invalid()) != 1 {
+		t.Errorf("status %d, invalid %v", resp.StatusCode, srv.Invalid())
+	}
 }
