@@ -72,6 +72,44 @@ type coll struct {
 	indexed map[string]string
 	points  map[string]*pt
 	version int
+	inv     map[string]*inverted // by sparse vector, as of version
+}
+
+// inverted is a sparse vector's postings over a collection's points, so a
+// keyword query scores only the points that hold its terms.
+type inverted struct {
+	version  int
+	n        int // points that have the vector
+	postings map[uint32][]posting
+}
+
+type posting struct {
+	p   *pt
+	val float64
+}
+
+// inverted returns the postings of a sparse vector, rebuilt when the
+// collection changed since they were made.
+func (c *coll) inverted(name string) *inverted {
+	if inv := c.inv[name]; inv != nil && inv.version == c.version {
+		return inv
+	}
+	inv := &inverted{version: c.version, postings: map[uint32][]posting{}}
+	for _, p := range c.points {
+		sv, ok := p.sparse[name]
+		if !ok {
+			continue
+		}
+		inv.n++
+		for n, i := range sv.idx {
+			inv.postings[i] = append(inv.postings[i], posting{p, sv.vals[n]})
+		}
+	}
+	if c.inv == nil {
+		c.inv = map[string]*inverted{}
+	}
+	c.inv[name] = inv
+	return inv
 }
 
 type vecParams struct {
@@ -803,39 +841,21 @@ func (s *Server) run(c *coll, q map[string]any) ([]scored, *status) {
 				v, _ := vals[i].(json.Number).Float64()
 				qw[uint32(n)] = v
 			}
+			inv := c.inverted(using)
 			if mod == "idf" {
-				df := map[uint32]float64{}
-				total := 0.0
-				for _, p := range c.points {
-					sv, ok := p.sparse[using]
-					if !ok {
-						continue
-					}
-					total++
-					for _, i := range sv.idx {
-						if _, ok := qw[i]; ok {
-							df[i]++
-						}
-					}
-				}
 				for i := range qw {
-					qw[i] *= math.Log((total-df[i]+0.5)/(df[i]+0.5) + 1)
+					df := float64(len(inv.postings[i]))
+					qw[i] *= math.Log((float64(inv.n)-df+0.5)/(df+0.5) + 1)
 				}
 			}
-			for _, p := range c.points {
-				sv, ok := p.sparse[using]
-				if !ok || !matchFilter(p, f) {
-					continue
+			acc := map[*pt]float64{}
+			for i, w := range qw {
+				for _, ps := range inv.postings[i] {
+					acc[ps.p] += w * ps.val
 				}
-				var score float64
-				hit := false
-				for n, i := range sv.idx {
-					if w, ok := qw[i]; ok {
-						score += w * sv.vals[n]
-						hit = true
-					}
-				}
-				if hit {
+			}
+			for p, score := range acc {
+				if matchFilter(p, f) {
 					res = append(res, scored{p, score})
 				}
 			}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package qdrant_test
+
+const raceEnabled = false
