@@ -8,10 +8,12 @@ import (
 	"github.com/quarry-rag/quarry/internal/weaviatetest"
 	"github.com/quarry-rag/quarry/keys"
 	_ "github.com/quarry-rag/quarry/store/postgres"
+	"github.com/quarry-rag/quarry/store/qdrant/qdranttest"
 )
 
 // TestTwoServersOneStore runs two servers, each with its own knowledge
-// base and store connection, over one PostgreSQL or Weaviate store — the
+// base and store connection, over one PostgreSQL, Weaviate or Qdrant
+// (the fake, which checks every request against Qdrant's API) store — the
 // shape of stateless `quarry serve` replicas behind a load balancer — and
 // shows a write through one is read through the other at once.
 func TestTwoServersOneStore(t *testing.T) {
@@ -19,6 +21,19 @@ func TestTwoServersOneStore(t *testing.T) {
 		"postgres": func(t *testing.T) string { return pgtest.FreshDSN(t) },
 		"weaviate": func(t *testing.T) string {
 			return weaviatetest.Fresh(t, weaviatetest.URL(t, weaviatetest.NodeEnv))
+		},
+		"qdrant": func(t *testing.T) string {
+			srv, err := qdranttest.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				srv.Close()
+				for _, msg := range srv.Invalid() {
+					t.Errorf("not valid by Qdrant's OpenAPI document: %s", msg)
+				}
+			})
+			return srv.StoreURL("prefix=replicas")
 		},
 	}
 	for name, open := range stores {

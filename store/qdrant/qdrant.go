@@ -26,6 +26,8 @@
 // replacing a source is one batch request: the source's state goes first,
 // then its chunks, then the new chunks and the new state are written.
 //
+// Conversation threads are points of one more collection, PREFIX-threads.
+//
 // Hybrid search sends both branches in one batch query and fuses them as
 // every store does; with hybrid=qdrant in the URL, Qdrant fuses them
 // itself (a query with two prefetches and RRF). Qdrant has no
@@ -35,8 +37,8 @@
 // a state, so the next ingestion writes it again.
 //
 // Importing the package registers the "qdrant://" URL scheme:
-// qdrant://HOST[:PORT][?tls=true&prefix=quarry&hybrid=qdrant]. The API key
-// is read from QDRANT_API_KEY (or api_key in the URL).
+// qdrant://[:KEY@]HOST[:PORT][?tls=true&prefix=quarry&hybrid=qdrant]. The
+// API key is the URL's password, else QDRANT_API_KEY.
 //
 // Quarry has not run this package against a live Qdrant server: its tests
 // run against qdranttest, a fake whose every request is validated against
@@ -152,7 +154,9 @@ type meta struct {
 	BM25    bm25Params             `json:"bm25"`
 }
 
-var prefixRE = regexp.MustCompile(`\A[a-z0-9][a-z0-9_-]{0,30}\z`)
+// prefixRE is a prefix: no "_", which ends it in collection names, so
+// one prefix's collections never look like another's.
+var prefixRE = regexp.MustCompile(`\A[a-z0-9][a-z0-9-]{0,30}\z`)
 
 // Open reads a qdrant:// URL and checks the server answers.
 func Open(ctx context.Context, raw string) (*Backend, error) {
@@ -161,9 +165,16 @@ func Open(ctx context.Context, raw string) (*Backend, error) {
 		return nil, fmt.Errorf("qdrant: %w", err)
 	}
 	if u.Scheme != "qdrant" || u.Host == "" {
-		return nil, fmt.Errorf("qdrant: URL %q: want qdrant://HOST[:PORT]", raw)
+		return nil, fmt.Errorf("qdrant: URL %q: want qdrant://HOST[:PORT]", u.Redacted())
 	}
 	q := u.Query()
+	for k := range q {
+		switch k {
+		case "tls", "prefix", "hybrid":
+		default:
+			return nil, fmt.Errorf("qdrant: URL parameter %q: want tls, prefix or hybrid (the API key goes in the password place or QDRANT_API_KEY)", k)
+		}
+	}
 	scheme := "http"
 	if q.Get("tls") == "true" {
 		scheme = "https"
@@ -174,19 +185,20 @@ func Open(ctx context.Context, raw string) (*Backend, error) {
 	}
 	b := &Backend{
 		base:   scheme + "://" + host,
-		apiKey: q.Get("api_key"),
 		prefix: "quarry",
 		native: q.Get("hybrid") == "qdrant",
 		http:   &http.Client{Timeout: 2 * time.Minute},
 		colls:  map[string]*collection{},
 		anz:    map[string]*bm25.Analyzer{},
 	}
-	if b.apiKey == "" {
+	if key, ok := u.User.Password(); ok {
+		b.apiKey = key
+	} else {
 		b.apiKey = os.Getenv("QDRANT_API_KEY")
 	}
 	if p := q.Get("prefix"); p != "" {
 		if !prefixRE.MatchString(p) {
-			return nil, fmt.Errorf("qdrant: prefix %q must be 1-31 lowercase letters, digits, '_' or '-'", p)
+			return nil, fmt.Errorf("qdrant: prefix %q must be 1-31 lowercase letters, digits or '-'", p)
 		}
 		b.prefix = p
 	}

@@ -62,6 +62,9 @@ func TestOpenRefusesBadURLs(t *testing.T) {
 		"qdrant://",
 		"qdrant://h:1?prefix=UPPER",
 		"qdrant://h:1?hybrid=magic",
+		"qdrant://h:1?prefix=a_b",
+		"qdrant://h:1?prefx=a",
+		"qdrant://h:1?api_key=k",
 		"http://h:1",
 	} {
 		if _, err := qdrant.Open(context.Background(), u); err == nil {
@@ -70,8 +73,8 @@ func TestOpenRefusesBadURLs(t *testing.T) {
 	}
 }
 
-// TestAPIKey: the key from QDRANT_API_KEY is sent; without it the server
-// refuses, and opening fails.
+// TestAPIKey: the key from QDRANT_API_KEY, or the URL's password before
+// it, is sent; without it the server refuses, and opening fails.
 func TestAPIKey(t *testing.T) {
 	srv := fake(t, qdranttest.WithAPIKey("secret"))
 	t.Setenv("QDRANT_API_KEY", "")
@@ -82,6 +85,12 @@ func TestAPIKey(t *testing.T) {
 	b, err := qdrant.Open(context.Background(), srv.StoreURL(""))
 	if err != nil {
 		t.Fatal(err)
+	}
+	b.Close()
+	t.Setenv("QDRANT_API_KEY", "wrong")
+	b, err = qdrant.Open(context.Background(), strings.Replace(srv.StoreURL(""), "qdrant://", "qdrant://:secret@", 1))
+	if err != nil {
+		t.Fatalf("the key in the URL: %v", err)
 	}
 	b.Close()
 }
