@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -130,7 +129,7 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 		}
 		var vals []any
 		for _, w := range wants {
-			if v, ok := scalarValue(typ, w); ok {
+			if v, ok := filter.StoredValue(typ, w); ok {
 				vals = append(vals, v)
 			}
 		}
@@ -159,11 +158,11 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 		if typ != document.TypeInteger && typ != document.TypeFloat {
 			return constant(never), nil
 		}
-		v, t := rangeBound(c.Op, typ, c.Value)
-		switch t {
-		case always:
+		v, fold := filter.NumericBound(c.Op, typ, c.Value)
+		switch fold {
+		case filter.Always:
 			return one(present), nil
-		case never:
+		case filter.Never:
 			return constant(never), nil
 		}
 		return one(cond{"key": key, "range": cond{string(c.Op): v}}), nil
@@ -198,72 +197,6 @@ func equals(key string, typ document.FieldType, v any) cond {
 		return cond{"key": key, "range": cond{"gte": v, "lte": v}}
 	}
 	return cond{"key": key, "match": cond{"value": v}}
-}
-
-// scalarValue converts a filter value into the stored form of a scalar
-// field of type typ; false when no stored value can equal it.
-func scalarValue(typ document.FieldType, v any) (any, bool) {
-	switch typ {
-	case document.TypeString:
-		s, ok := v.(string)
-		return s, ok
-	case document.TypeBoolean:
-		b, ok := v.(bool)
-		return b, ok
-	case document.TypeInteger:
-		switch n := v.(type) {
-		case int64:
-			return n, true
-		case float64:
-			if n == math.Trunc(n) && n >= math.MinInt64 && n < math.MaxInt64 {
-				return int64(n), true
-			}
-		}
-	case document.TypeFloat:
-		switch n := v.(type) {
-		case int64:
-			return float64(n), true
-		case float64:
-			return n, true
-		}
-	}
-	return nil, false
-}
-
-// rangeBound is the bound of a range condition on a numeric field in the
-// field's type. An integer field compared with a fractional bound moves
-// the bound to the integer that keeps the meaning (year > 2020.5 is
-// year > 2020), so an integer index serves it exactly.
-func rangeBound(op filter.Op, typ document.FieldType, v any) (any, truth) {
-	f, i, isInt, ok := document.Number(v)
-	if !ok {
-		return nil, never
-	}
-	if typ == document.TypeFloat {
-		if isInt {
-			return float64(i), unknown
-		}
-		return f, unknown
-	}
-	if isInt {
-		return i, unknown
-	}
-	switch {
-	case f >= math.MaxInt64:
-		if op == filter.OpLt || op == filter.OpLte {
-			return nil, always
-		}
-		return nil, never
-	case f < math.MinInt64:
-		if op == filter.OpGt || op == filter.OpGte {
-			return nil, always
-		}
-		return nil, never
-	}
-	if op == filter.OpGt || op == filter.OpLte {
-		return int64(math.Floor(f)), unknown
-	}
-	return int64(math.Ceil(f)), unknown
 }
 
 // visible is the filter of a request over one kind of point: the kind

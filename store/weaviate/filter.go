@@ -185,14 +185,14 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 		if typ != document.TypeInteger && typ != document.TypeFloat {
 			return constant(never), nil
 		}
-		op, v, t := rangeBound(c.Op, typ, c.Value)
-		if t != unknown {
-			if t == always {
-				return compiled{w: present}, nil
-			}
+		v, fold := filter.NumericBound(c.Op, typ, c.Value)
+		switch fold {
+		case filter.Always:
+			return compiled{w: present}, nil
+		case filter.Never:
 			return constant(never), nil
 		}
-		return compiled{w: cmp(op, v)}, nil
+		return compiled{w: cmp(rangeOp(c.Op), v)}, nil
 	case filter.OpContainsAny, filter.OpContainsAll:
 		if typ != document.TypeStringList {
 			return constant(never), nil // only lists of strings hold strings
@@ -241,73 +241,27 @@ func valueKey(elem document.FieldType, v any) string {
 }
 
 // scalarValue converts a filter value into the stored form of a scalar
-// field of type typ; false when no stored value can equal it.
+// field of type typ (strings wrapped); false when no stored value can
+// equal it.
 func scalarValue(typ document.FieldType, v any) (any, bool) {
-	switch typ {
-	case document.TypeString:
-		s, ok := v.(string)
+	x, ok := filter.StoredValue(typ, v)
+	if s, isString := x.(string); isString {
 		return wrap(s), ok
-	case document.TypeBoolean:
-		b, ok := v.(bool)
-		return b, ok
-	case document.TypeInteger:
-		switch n := v.(type) {
-		case int64:
-			return n, true
-		case float64:
-			if n == math.Trunc(n) && n >= math.MinInt64 && n < math.MaxInt64 {
-				return int64(n), true
-			}
-		}
-	case document.TypeFloat:
-		switch n := v.(type) {
-		case int64:
-			return float64(n), true
-		case float64:
-			return n, true
-		}
 	}
-	return nil, false
+	return x, ok
 }
 
-// rangeBound turns a range condition on a numeric field into a Weaviate
-// operator and value of the field's type. An integer field compared with a
-// fractional bound moves the bound to the nearest integer that keeps the
-// meaning (year > 2020.5 is year >= 2021, that is year > 2020).
-func rangeBound(op filter.Op, typ document.FieldType, v any) (string, any, truth) {
-	name := map[filter.Op]string{filter.OpGt: "GreaterThan", filter.OpGte: "GreaterThanEqual", filter.OpLt: "LessThan", filter.OpLte: "LessThanEqual"}[op]
-	f, i, isInt, ok := document.Number(v)
-	if !ok {
-		return "", nil, never
-	}
-	if typ == document.TypeFloat {
-		if isInt {
-			return name, float64(i), unknown
-		}
-		return name, f, unknown
-	}
-	if isInt {
-		return name, i, unknown
-	}
-	// An integer field against a float bound.
-	switch {
-	case f >= math.MaxInt64:
-		if op == filter.OpLt || op == filter.OpLte {
-			return "", nil, always
-		}
-		return "", nil, never
-	case f < math.MinInt64:
-		if op == filter.OpGt || op == filter.OpGte {
-			return "", nil, always
-		}
-		return "", nil, never
-	}
+// rangeOp is the Weaviate operator of a range condition.
+func rangeOp(op filter.Op) string {
 	switch op {
-	case filter.OpGt, filter.OpLte:
-		return name, int64(math.Floor(f)), unknown
-	default:
-		return name, int64(math.Ceil(f)), unknown
+	case filter.OpGt:
+		return "GreaterThan"
+	case filter.OpGte:
+		return "GreaterThanEqual"
+	case filter.OpLt:
+		return "LessThan"
 	}
+	return "LessThanEqual"
 }
 
 // and combines where trees (nil members are skipped).

@@ -1,0 +1,91 @@
+package filter
+
+import (
+	"math"
+
+	"github.com/quarry-rag/quarry/document"
+)
+
+// Fold is what a condition is known to be before a store sees a document.
+type Fold int
+
+const (
+	// Depends means the condition depends on the document.
+	Depends Fold = iota
+	// Always means every document with the field matches.
+	Always
+	// Never means no document matches.
+	Never
+)
+
+// StoredValue converts a filter value into the stored form of a scalar
+// field of type typ, for stores whose equality needs the field's own type
+// (an integer field is compared with an integer, a float field with a
+// float); false when no stored value can equal it.
+func StoredValue(typ document.FieldType, v any) (any, bool) {
+	switch typ {
+	case document.TypeString:
+		if s, ok := v.(string); ok {
+			return s, true
+		}
+	case document.TypeBoolean:
+		if b, ok := v.(bool); ok {
+			return b, true
+		}
+	case document.TypeInteger:
+		switch n := v.(type) {
+		case int64:
+			return n, true
+		case float64:
+			if n == math.Trunc(n) && n >= math.MinInt64 && n < math.MaxInt64 {
+				return int64(n), true
+			}
+		}
+	case document.TypeFloat:
+		switch n := v.(type) {
+		case int64:
+			return float64(n), true
+		case float64:
+			return n, true
+		}
+	}
+	return nil, false
+}
+
+// NumericBound is the bound of a range condition (gt, gte, lt, lte) on a
+// numeric field, in the field's type. An integer field compared with a
+// fractional bound moves the bound to the integer that keeps the meaning
+// (year > 2020.5 is year > 2020, year >= 2020.5 is year >= 2021), so an
+// integer index serves it exactly; a bound beyond int64 folds the
+// condition to Always (for a document with the field) or Never.
+func NumericBound(op Op, typ document.FieldType, v any) (any, Fold) {
+	f, i, isInt, ok := document.Number(v)
+	if !ok {
+		return nil, Never
+	}
+	if typ == document.TypeFloat {
+		if isInt {
+			return float64(i), Depends
+		}
+		return f, Depends
+	}
+	if isInt {
+		return i, Depends
+	}
+	switch {
+	case f >= math.MaxInt64:
+		if op == OpLt || op == OpLte {
+			return nil, Always
+		}
+		return nil, Never
+	case f < math.MinInt64:
+		if op == OpGt || op == OpGte {
+			return nil, Always
+		}
+		return nil, Never
+	}
+	if op == OpGt || op == OpLte {
+		return int64(math.Floor(f)), Depends
+	}
+	return int64(math.Ceil(f)), Depends
+}
