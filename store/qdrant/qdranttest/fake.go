@@ -33,8 +33,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/quarry-rag/quarry/internal/openapicheck"
 )
 
 //go:embed openapi.json
@@ -46,7 +45,7 @@ const Version = "1.19.0"
 // Server is a fake Qdrant.
 type Server struct {
 	*httptest.Server
-	v validator.Validator
+	v *openapicheck.Checker
 
 	mu      sync.Mutex
 	colls   map[string]*coll
@@ -139,13 +138,9 @@ func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
 
 // New starts a fake; Close stops it.
 func New(opts ...Option) (*Server, error) {
-	doc, err := libopenapi.NewDocument(spec)
+	v, err := openapicheck.New(spec)
 	if err != nil {
-		return nil, fmt.Errorf("qdranttest: OpenAPI document: %w", err)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("qdranttest: validator: %v", errs)
+		return nil, fmt.Errorf("qdranttest: %w", err)
 	}
 	s := &Server{v: v, colls: map[string]*coll{}, calls: map[string]int{}}
 	for _, o := range opts {
@@ -206,17 +201,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, r, nil, fail(http.StatusUnauthorized, "Must provide an API key or an Authorization bearer token"))
 		return
 	}
-	vr := r.Clone(r.Context())
-	vr.Body = io.NopCloser(bytes.NewReader(body))
-	if ok, errs := s.v.ValidateHttpRequestSync(vr); !ok {
-		var reasons []string
-		for _, e := range errs {
-			reasons = append(reasons, e.Message+": "+e.Reason)
-			for _, se := range e.SchemaValidationErrors {
-				reasons = append(reasons, "  "+se.Reason+" at "+se.FieldPath)
-			}
-		}
-		msg := fmt.Sprintf("%s %s %s: %s", r.Method, r.URL.RequestURI(), truncate(body), strings.Join(reasons, "; "))
+	if err := s.v.Request(r, body); err != nil {
+		msg := err.Error()
 		s.mu.Lock()
 		s.invalid = append(s.invalid, msg)
 		s.mu.Unlock()
@@ -230,13 +216,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	res, st := s.route(r, body)
 	s.reply(w, r, res, st)
-}
-
-func truncate(b []byte) string {
-	if len(b) > 400 {
-		return string(b[:400]) + "…"
-	}
-	return string(b)
 }
 
 // reply writes an answer in Qdrant's envelope and validates it against
@@ -256,17 +235,9 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, result any, st *s
 	if err != nil {
 		code, data = http.StatusInternalServerError, []byte(`{"status":{"error":"encode"},"time":0}`)
 	}
-	resp := &http.Response{StatusCode: code, Header: http.Header{"Content-Type": {"application/json"}},
-		Body: io.NopCloser(bytes.NewReader(data)), Request: r}
-	vr := r.Clone(r.Context())
-	vr.Body = io.NopCloser(bytes.NewReader(nil))
 	if code < 300 { // error answers are checked for their envelope only by the client
-		if ok, errs := s.v.ValidateHttpResponse(vr, resp); !ok {
-			var reasons []string
-			for _, e := range errs {
-				reasons = append(reasons, e.Message+": "+e.Reason)
-			}
-			s.invalid = append(s.invalid, fmt.Sprintf("answer to %s %s: %s", r.Method, r.URL.Path, strings.Join(reasons, "; ")))
+		if err := s.v.Response(r, code, "application/json", data); err != nil {
+			s.invalid = append(s.invalid, err.Error())
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
