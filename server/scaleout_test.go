@@ -7,13 +7,15 @@ import (
 	"github.com/quarry-rag/quarry/internal/pgtest"
 	"github.com/quarry-rag/quarry/internal/weaviatetest"
 	"github.com/quarry-rag/quarry/keys"
+	"github.com/quarry-rag/quarry/store/opensearch/opensearchtest"
 	_ "github.com/quarry-rag/quarry/store/postgres"
 	"github.com/quarry-rag/quarry/store/qdrant/qdranttest"
 )
 
 // TestTwoServersOneStore runs two servers, each with its own knowledge
-// base and store connection, over one PostgreSQL, Weaviate or Qdrant
-// (the fake, which checks every request against Qdrant's API) store — the
+// base and store connection, over one PostgreSQL, Weaviate, Qdrant or
+// OpenSearch (the fakes, which check every request against the engine's
+// API) store — the
 // shape of stateless `quarry serve` replicas behind a load balancer — and
 // shows a write through one is read through the other at once.
 func TestTwoServersOneStore(t *testing.T) {
@@ -31,6 +33,19 @@ func TestTwoServersOneStore(t *testing.T) {
 				srv.Close()
 				for _, msg := range srv.Invalid() {
 					t.Errorf("not valid by Qdrant's OpenAPI document: %s", msg)
+				}
+			})
+			return srv.StoreURL("prefix=replicas")
+		},
+		"opensearch": func(t *testing.T) string {
+			srv, err := opensearchtest.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				srv.Close()
+				for _, msg := range srv.Invalid() {
+					t.Errorf("not valid by OpenSearch's OpenAPI document: %s", msg)
 				}
 			})
 			return srv.StoreURL("prefix=replicas")

@@ -3,11 +3,16 @@ package opensearch_test
 import (
 	"context"
 	"fmt"
-	_ "github.com/quarry-rag/quarry/store/opensearch"
+	"math"
+	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/quarry-rag/quarry/document"
+	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/opensearch"
 	"github.com/quarry-rag/quarry/store/opensearch/opensearchtest"
 	"github.com/quarry-rag/quarry/store/storetest"
 )
@@ -50,4 +55,134 @@ func opener(srv *opensearchtest.Server, query string) func(t testing.TB) *store.
 func TestConformance(t *testing.T) {
 	open := opener(fake(t), "")
 	storetest.Run(t, func(t *testing.T) *store.Store { return open(t) })
+}
+
+func TestOpenRefusesBadURLs(t *testing.T) {
+	for _, u := range []string{
+		"opensearch://",
+		"opensearch://h:1?prefix=UPPER",
+		"opensearch://h:1?prefix=a_b",
+		"opensearch://h:1?prefix=a.b",
+		"opensearch://h:1?hybrid=magic",
+		"opensearch://h:1?prefx=a",
+		"http://h:1",
+	} {
+		if _, err := opensearch.Open(context.Background(), u); err == nil {
+			t.Errorf("%s: opened", u)
+		}
+	}
+}
+
+// TestBasicAuth: the URL's user and password (or OPENSEARCH_PASSWORD) are
+// sent; without them a secured cluster refuses, and opening fails.
+func TestBasicAuth(t *testing.T) {
+	srv := fake(t, opensearchtest.WithBasicAuth("quarry", "secret"))
+	with := func(userinfo string) string {
+		return strings.Replace(srv.StoreURL(""), "opensearch://", "opensearch://"+userinfo, 1)
+	}
+	if _, err := opensearch.Open(context.Background(), srv.StoreURL("")); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("open without credentials: %v", err)
+	}
+	b, err := opensearch.Open(context.Background(), with("quarry:secret@"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	t.Setenv("OPENSEARCH_PASSWORD", "secret")
+	if b, err = opensearch.Open(context.Background(), with("quarry@")); err != nil {
+		t.Fatalf("the password from OPENSEARCH_PASSWORD: %v", err)
+	}
+	b.Close()
+}
+
+// TestNativeHybrid: with hybrid=opensearch the hybrid query and a search
+// pipeline's RRF fuse the two branches, and every document gets the score
+// Quarry's own RRF gives it (the data has no tied branch scores, whose
+// order neither side promises).
+func TestNativeHybrid(t *testing.T) {
+	srv := fake(t)
+	ctx := context.Background()
+	open := func(query string) *store.Store {
+		s, err := store.Open(ctx, srv.StoreURL("prefix=hyb"+query))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	quarry, native := open(""), open("&hybrid=opensearch")
+	cfg := store.CollectionConfig{Name: "docs", Model: embed.ModelInfo{Provider: "p", Model: "m", Dimension: 3}}
+	c, err := quarry.CreateCollection(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := []string{"refund policy", "gift cards", "refund of gift cards", "shipping times", "returns and refund", "store hours", "card payments", "policy on returns of goods bought"}
+	var docs []*document.Document
+	for i, w := range words {
+		docs = append(docs, &document.Document{ID: fmt.Sprintf("d%d", i), Content: w, SourceType: "file", SourceName: "n.md",
+			Embedding: []float32{float32(i%3) + 0.5, float32(i%5) + 0.25, float32(i%2) + 1}})
+	}
+	if err := c.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := native.Collection(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := store.SearchRequest{Query: "refund gift policy", Embedding: []float32{1, 2, 1}, Mode: store.ModeHybrid, TopK: len(words)}
+	scores := func(c *store.Collection) map[string]float64 {
+		hits, err := c.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for i, h := range hits {
+			if i > 0 && h.Doc.Score > hits[i-1].Doc.Score {
+				t.Errorf("hit %d scores %v after %v", i, h.Doc.Score, hits[i-1].Doc.Score)
+			}
+			out[h.Doc.ID] = h.Doc.Score
+		}
+		return out
+	}
+	want := scores(c)
+	before := srv.Calls()["POST /{index}/_search"]
+	got := scores(nc)
+	if srv.Calls()["POST /{index}/_search"] != before+1 || srv.Calls()["PUT /_search/pipeline/{id}"] != 1 {
+		t.Errorf("native hybrid did not make its pipeline and send one hybrid query: %v", srv.Calls())
+	}
+	if len(got) != len(want) || len(want) < 5 {
+		t.Fatalf("native %v, Quarry %v", got, want)
+	}
+	for id, w := range want {
+		if g, ok := got[id]; !ok || math.Abs(g-w) > 1e-9 {
+			t.Errorf("%s: native %v, Quarry %v", id, g, w)
+		}
+	}
+}
+
+// TestRefusesNonConformingRequests: the fake refuses and records a request
+// the OpenAPI document does not allow, so a wire-format mistake in the
+// store fails its tests; bodies of an _msearch are checked as searches.
+func TestRefusesNonConformingRequests(t *testing.T) {
+	srv, err := opensearchtest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, tc := range []struct{ path, ct, body string }{
+		{"/x/_search", "application/json", `{"size":"ten"}`},
+		{"/x/_msearch", "application/x-ndjson", "{}\n{\"size\":\"ten\"}\n"},
+	} {
+		resp, err := http.Post(srv.URL+tc.path, tc.ct, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d", tc.path, resp.StatusCode)
+		}
+	}
+	if n := len(srv.Invalid()); n != 2 {
+		t.Errorf("%d invalid requests recorded, want 2: %v", n, srv.Invalid())
+	}
 }

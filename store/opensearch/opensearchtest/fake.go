@@ -68,11 +68,50 @@ type Server struct {
 }
 
 type index struct {
-	mappings map[string]any
-	props    map[string]prop
-	docs     map[string]*doc
-	seq      int
-	anz      map[string]*bm25.Analyzer // by text field
+	mappings  map[string]any
+	props     map[string]prop
+	docs      map[string]*doc
+	seq       int                       // bumped by every write, as Lucene's doc ids grow
+	anz       map[string]*bm25.Analyzer // by text field
+	stats     map[string]*fieldStats    // by text field, as of statsAt
+	statsAt   int
+	queries   map[string][]string // analysed query texts
+	byWrite   []*doc              // docs in write order, as of byWriteAt
+	byWriteAt int
+}
+
+// fieldStats are a text field's BM25 statistics over the index.
+type fieldStats struct {
+	n, avg float64
+	df     map[string]float64
+}
+
+// stats returns a text field's statistics, counted again after a write.
+func (ix *index) fieldStats(field string) *fieldStats {
+	if ix.statsAt != ix.seq {
+		ix.stats, ix.statsAt = map[string]*fieldStats{}, ix.seq
+	}
+	if st := ix.stats[field]; st != nil {
+		return st
+	}
+	st := &fieldStats{df: map[string]float64{}}
+	total := 0.0
+	for _, d := range ix.docs {
+		tf, ok := d.tf[field]
+		if !ok {
+			continue
+		}
+		st.n++
+		total += float64(len(d.terms[field]))
+		for t := range tf {
+			st.df[t]++
+		}
+	}
+	if st.n > 0 {
+		st.avg = total / st.n
+	}
+	ix.stats[field] = st
+	return st
 }
 
 // prop is a mapped field.
@@ -87,7 +126,10 @@ type doc struct {
 	seq    int
 	source map[string]any
 	raw    json.RawMessage
-	terms  map[string][]string // analysed text fields
+	terms  map[string][]string        // analysed text fields
+	tf     map[string]map[string]int  // their term frequencies
+	vecs   map[string][]float64       // knn_vector fields
+	lean   map[string]json.RawMessage // the source without some fields, by their names
 }
 
 // Option configures a Server.
@@ -441,6 +483,7 @@ func (s *Server) route(r *http.Request, body []byte) (any, *failure) {
 		for _, d := range ms {
 			delete(ix.docs, d.id)
 		}
+		ix.seq++
 		return map[string]any{"took": 1, "timed_out": false, "total": len(ms), "deleted": len(ms), "batches": 1,
 			"version_conflicts": 0, "noops": 0, "retries": map[string]any{"bulk": 0, "search": 0},
 			"throttled_millis": 0, "requests_per_second": -1.0, "throttled_until_millis": 0, "failures": []any{}}, nil
@@ -594,6 +637,7 @@ func (s *Server) bulk(r *http.Request, body []byte) (any, *failure) {
 				}
 				if _, ok := ix.docs[meta.ID]; ok {
 					delete(ix.docs, meta.ID)
+					ix.seq++
 					item["result"], item["status"] = "deleted", 200
 				} else {
 					item["result"], item["status"] = "not_found", 404
@@ -624,7 +668,7 @@ func (ix *index) put(id string, raw []byte) *failure {
 	if err := dec.Decode(&src); err != nil {
 		return fail(http.StatusBadRequest, "mapper_parsing_exception", "failed to parse: %v", err)
 	}
-	d := &doc{id: id, source: src, raw: slices.Clone(raw), terms: map[string][]string{}}
+	d := &doc{id: id, source: src, raw: slices.Clone(raw), terms: map[string][]string{}, tf: map[string]map[string]int{}, vecs: map[string][]float64{}}
 	strict := ix.mappings["dynamic"] == "strict"
 	for field, v := range src {
 		p, ok := ix.props[field]
@@ -637,9 +681,17 @@ func (ix *index) put(id string, raw []byte) *failure {
 		if f := p.check(field, v); f != nil {
 			return f
 		}
+		if p.typ == "knn_vector" {
+			d.vecs[field] = floats(v)
+		}
 		if p.typ == "text" {
 			s, _ := v.(string)
 			d.terms[field] = ix.anz[field].Analyze(s)
+			tf := map[string]int{}
+			for _, t := range d.terms[field] {
+				tf[t]++
+			}
+			d.tf[field] = tf
 		}
 	}
 	ix.seq++
@@ -707,11 +759,15 @@ func (ix *index) matching(q any) ([]*doc, *failure) {
 }
 
 func (ix *index) ordered() []*doc {
+	if ix.byWrite != nil && ix.byWriteAt == ix.seq {
+		return ix.byWrite
+	}
 	out := make([]*doc, 0, len(ix.docs))
 	for _, d := range ix.docs {
 		out = append(out, d)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	ix.byWrite, ix.byWriteAt = out, ix.seq
 	return out
 }
 
@@ -906,55 +962,45 @@ func (ix *index) evalMatch(b map[string]any, d *doc) (bool, float64, *failure) {
 		if a == nil {
 			return false, 0, nil
 		}
-		terms := slices.Compact(sortedCopy(a.Analyze(text)))
-		dl := float64(len(d.terms[field]))
-		n, total := 0.0, 0.0
-		df := map[string]float64{}
-		for _, o := range ix.docs {
-			ts, ok := o.terms[field]
-			if !ok {
-				continue
-			}
-			n++
-			total += float64(len(ts))
-			seen := map[string]bool{}
-			for _, t := range ts {
-				seen[t] = true
-			}
-			for _, t := range terms {
-				if seen[t] {
-					df[t]++
-				}
-			}
-		}
-		if n == 0 {
+		terms := ix.queryTerms(a, text)
+		st := ix.fieldStats(field)
+		if st.n == 0 {
 			return false, 0, nil
 		}
-		avg := total / n
+		dl := float64(len(d.terms[field]))
 		score, hit := 0.0, false
 		for _, t := range terms {
-			tf := 0.0
-			for _, x := range d.terms[field] {
-				if x == t {
-					tf++
-				}
-			}
+			tf := float64(d.tf[field][t])
 			if tf == 0 {
 				continue
 			}
 			hit = true
-			idf := math.Log(1 + (n-df[t]+0.5)/(df[t]+0.5))
-			score += idf * tf / (tf + 1.2*(1-0.75+0.75*dl/avg))
+			df := st.df[t]
+			idf := math.Log(1 + (st.n-df+0.5)/(df+0.5))
+			score += idf * tf / (tf + 1.2*(1-0.75+0.75*dl/st.avg))
 		}
 		return hit, score, nil
 	}
 	return false, 0, nil
 }
 
-func sortedCopy(s []string) []string {
-	c := slices.Clone(s)
-	slices.Sort(c)
-	return c
+// queryTerms are a query text's distinct terms, kept while one query is
+// evaluated against every document.
+func (ix *index) queryTerms(a *bm25.Analyzer, text string) []string {
+	if ts, ok := ix.queries[text]; ok {
+		return ts
+	}
+	ts := a.Analyze(text)
+	slices.Sort(ts)
+	ts = slices.Compact(ts)
+	if len(ix.queries) > 64 {
+		clear(ix.queries)
+	}
+	if ix.queries == nil {
+		ix.queries = map[string][]string{}
+	}
+	ix.queries[text] = ts
+	return ts
 }
 
 // knnHits runs a knn clause: the k nearest documents matching its filter,
@@ -979,7 +1025,7 @@ func (ix *index) knnHits(body map[string]any) ([]hit, *failure) {
 					continue
 				}
 			}
-			dv := floats(d.source[field])
+			dv := d.vecs[field]
 			if len(dv) == 0 {
 				continue
 			}
@@ -1171,12 +1217,7 @@ func (s *Server) search(name string, ix *index, q map[string]any, pipelineName s
 	for i, h := range hs {
 		src := h.d.raw
 		if len(excludes) > 0 {
-			m := map[string]json.RawMessage{}
-			json.Unmarshal(h.d.raw, &m)
-			for _, e := range excludes {
-				delete(m, e)
-			}
-			src, _ = json.Marshal(m)
+			src = h.d.without(excludes)
 		}
 		item := map[string]any{"_index": name, "_id": h.d.id, "_score": h.score, "_source": src}
 		if field := sortField(q["sort"]); field != "" {
@@ -1231,6 +1272,25 @@ func sortHits(hs []hit, spec, after any) ([]hit, *failure) {
 		hs = slices.DeleteFunc(hs, func(h hit) bool { return key(h) <= start })
 	}
 	return hs, nil
+}
+
+// without is the document's source without some fields.
+func (d *doc) without(fields []string) json.RawMessage {
+	key := strings.Join(fields, "\x00")
+	if src, ok := d.lean[key]; ok {
+		return src
+	}
+	m := map[string]json.RawMessage{}
+	json.Unmarshal(d.raw, &m)
+	for _, f := range fields {
+		delete(m, f)
+	}
+	src, _ := json.Marshal(m)
+	if d.lean == nil {
+		d.lean = map[string]json.RawMessage{}
+	}
+	d.lean[key] = src
+	return src
 }
 
 func sourceExcludes(v any) []string {

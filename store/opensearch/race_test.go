@@ -1,0 +1,5 @@
+//go:build race
+
+package opensearch_test
+
+const raceEnabled = true
