@@ -14,7 +14,7 @@ import (
 var demoQueries = []string{
 	"what happens if ingestion is killed halfway",
 	"why is != only allowed on required fields",
-	"can the store run on PostgreSQL",
+	"run Quarry on PostgreSQL with pgvector",
 }
 
 func newDemoCmd(stdio IO) *cobra.Command {
