@@ -32,6 +32,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -321,7 +322,7 @@ func ndjsonArray(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	if !bytes.HasSuffix(body, []byte("\n")) {
-		return nil, fmt.Errorf("The bulk request must be terminated by a newline [\\n]")
+		return nil, errors.New("the bulk request must be terminated by a newline [\\n]")
 	}
 	return json.Marshal(items)
 }
