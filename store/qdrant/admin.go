@@ -29,7 +29,7 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 			rawVector:   map[string]any{"size": cfg.Model.Dimension, "distance": "Dot", "hnsw_config": map[string]any{"m": 0}, "on_disk": true},
 		},
 		"sparse_vectors": map[string]any{sparseVector: map[string]any{"modifier": "idf"}},
-		"metadata":       map[string]any{"quarry": meta{Version: metaVersion, Config: cfg, BM25: defaultBM25}},
+		"metadata":       map[string]any{"quarry": meta{Version: metaVersion, Config: cfg, BM25: defaultBM25()}},
 	}
 	err := b.call(ctx, http.MethodPut, "/collections/"+url.PathEscape(name), body, nil, false)
 	if ae, ok := err.(*apiError); ok && (ae.Status == http.StatusConflict || strings.Contains(ae.Msg, "already exists")) {

@@ -145,7 +145,7 @@ type bm25Params struct {
 // defaultBM25 is BM25's usual k1 and b with the average length of a
 // chunk Quarry's default splitter makes (a 512-token budget fills to
 // about 256 terms once stop words go).
-var defaultBM25 = bm25Params{K1: 1.2, B: 0.75, AvgLen: 256}
+func defaultBM25() bm25Params { return bm25Params{K1: 1.2, B: 0.75, AvgLen: 256} }
 
 // meta is what the Qdrant collection's metadata holds under "quarry".
 type meta struct {
