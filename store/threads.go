@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -67,4 +70,66 @@ func CheckThreadID(id string) error {
 		}
 	}
 	return nil
+}
+
+// storedTurn is a turn as EncodeTurn writes it; Data is kept as text so it
+// comes back byte for byte.
+type storedTurn struct {
+	Role    string    `json:"role"`
+	Content string    `json:"content"`
+	Data    *string   `json:"data,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// EncodeTurn is a turn as JSON, for stores that keep a turn as one text
+// value; its Seq is not kept (a store numbers turns when they are read).
+func EncodeTurn(t Turn) ([]byte, error) {
+	st := storedTurn{Role: t.Role, Content: t.Content, Created: t.Created}
+	if t.Data != nil {
+		d := string(t.Data)
+		st.Data = &d
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("%w: turn: %v", ErrInvalidRequest, err)
+	}
+	return b, nil
+}
+
+// DecodeTurn reads what EncodeTurn wrote; Seq is 0.
+func DecodeTurn(b []byte) (Turn, error) {
+	var st storedTurn
+	if err := json.Unmarshal(b, &st); err != nil {
+		return Turn{}, fmt.Errorf("stored turn: %w", err)
+	}
+	t := Turn{Role: st.Role, Content: st.Content, Created: st.Created}
+	if st.Data != nil {
+		t.Data = json.RawMessage(*st.Data)
+	}
+	return t, nil
+}
+
+// TurnOrder makes keys that sort in the order appends started, for stores
+// that order a thread's turns by a key: the start in nanoseconds (forced
+// to grow within a process), then random bytes, so that appends from two
+// processes never collide. The zero value is ready to use.
+type TurnOrder struct {
+	mu   sync.Mutex
+	last int64
+}
+
+// Next is the key of an append starting now.
+func (o *TurnOrder) Next() (string, error) {
+	now := time.Now().UnixNano()
+	o.mu.Lock()
+	if now <= o.last {
+		now = o.last + 1
+	}
+	o.last = now
+	o.mu.Unlock()
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", fmt.Errorf("turn order key: %w", err)
+	}
+	return fmt.Sprintf("%020d-%s", now, hex.EncodeToString(r[:])), nil
 }

@@ -106,7 +106,7 @@ type Backend struct {
 	colls        map[string]*collection // by Quarry name, as last read
 	pipelines    map[int]bool           // RRF pipelines known to exist, by rank constant
 	threadsReady bool
-	lastOrder    int64
+	order        store.TurnOrder
 }
 
 // collection is a collection as Quarry keeps it in the chunk index's

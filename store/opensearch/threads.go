@@ -2,13 +2,10 @@ package opensearch
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/quarry-rag/quarry/store"
 )
@@ -43,33 +40,6 @@ func (b *Backend) ensureThreads(ctx context.Context) error {
 	return nil
 }
 
-// orderKey is a key that sorts after every key this backend made before:
-// the append's start in nanoseconds (forced to grow within a process),
-// then random bytes so that appends from two processes never collide.
-func (b *Backend) orderKey() (string, error) {
-	now := time.Now().UnixNano()
-	b.mu.Lock()
-	if now <= b.lastOrder {
-		now = b.lastOrder + 1
-	}
-	b.lastOrder = now
-	b.mu.Unlock()
-	var r [8]byte
-	if _, err := rand.Read(r[:]); err != nil {
-		return "", fmt.Errorf("opensearch: order key: %w", err)
-	}
-	return fmt.Sprintf("%020d-%s", now, hex.EncodeToString(r[:])), nil
-}
-
-// storedTurn is a turn as its document holds it; Data is kept as text so
-// it comes back byte for byte.
-type storedTurn struct {
-	Role    string    `json:"role"`
-	Content string    `json:"content"`
-	Data    *string   `json:"data,omitempty"`
-	Created time.Time `json:"created"`
-}
-
 // AppendTurns implements store.ThreadStore: the turns are one bulk
 // request. A turn's number is its place in the thread, ordered by the
 // start of the append that wrote it, then by its order within it, and
@@ -84,20 +54,15 @@ func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.
 	if err := b.ensureThreads(ctx); err != nil {
 		return err
 	}
-	base, err := b.orderKey()
+	base, err := b.order.Next()
 	if err != nil {
 		return err
 	}
 	var bk bulk
 	for i, turn := range turns {
-		st := storedTurn{Role: turn.Role, Content: turn.Content, Created: turn.Created}
-		if turn.Data != nil {
-			d := string(turn.Data)
-			st.Data = &d
-		}
-		body, err := json.Marshal(st)
+		body, err := store.EncodeTurn(turn)
 		if err != nil {
-			return fmt.Errorf("%w: turn %d: %v", store.ErrInvalidRequest, i, err)
+			return fmt.Errorf("turn %d: %w", i, err)
 		}
 		order := fmt.Sprintf("%s-%06d", base, i)
 		if err := bk.index(b.threadsIndex(), docID(thread+"\x1f"+order), map[string]any{"thread": thread, "order": order, "turn": string(body)}); err != nil {
@@ -134,14 +99,11 @@ func threadQuery(thread string) clause { return clause{"term": clause{"thread": 
 func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.Turn, error) {
 	var all []store.Turn
 	err := b.turns(ctx, threadQuery(thread), func(ts turnSource) error {
-		var st storedTurn
-		if err := json.Unmarshal([]byte(ts.Turn), &st); err != nil {
-			return fmt.Errorf("opensearch: thread %s: turn: %w", thread, err)
+		turn, err := store.DecodeTurn([]byte(ts.Turn))
+		if err != nil {
+			return fmt.Errorf("opensearch: thread %s: %w", thread, err)
 		}
-		turn := store.Turn{Seq: len(all) + 1, Role: st.Role, Content: st.Content, Created: st.Created}
-		if st.Data != nil {
-			turn.Data = json.RawMessage(*st.Data)
-		}
+		turn.Seq = len(all) + 1
 		all = append(all, turn)
 		return nil
 	})

@@ -120,8 +120,8 @@ type Backend struct {
 	colls map[string]*collection // by Quarry name, as last read
 	anz   map[string]*bm25.Analyzer
 
-	threadsReady bool  // the threads collection exists
-	lastOrder    int64 // the last turn order key's time, kept growing
+	threadsReady bool // the threads collection exists
+	order        store.TurnOrder
 }
 
 // collection is a collection's configuration as Quarry keeps it in the

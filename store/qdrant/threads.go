@@ -2,15 +2,11 @@ package qdrant
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/quarry-rag/quarry/store"
 )
@@ -60,33 +56,6 @@ func (b *Backend) ensureThreads(ctx context.Context) error {
 	return nil
 }
 
-// orderKey is a key that sorts after every key this backend made before:
-// the append's start in nanoseconds (forced to grow within a process),
-// then random bytes so that appends from two processes never collide.
-func (b *Backend) orderKey() (string, error) {
-	now := time.Now().UnixNano()
-	b.mu.Lock()
-	if now <= b.lastOrder {
-		now = b.lastOrder + 1
-	}
-	b.lastOrder = now
-	b.mu.Unlock()
-	var r [8]byte
-	if _, err := rand.Read(r[:]); err != nil {
-		return "", fmt.Errorf("qdrant: order key: %w", err)
-	}
-	return fmt.Sprintf("%020d-%s", now, hex.EncodeToString(r[:])), nil
-}
-
-// storedTurn is a turn as its point's payload holds it; Data is kept as
-// text so it comes back byte for byte.
-type storedTurn struct {
-	Role    string    `json:"role"`
-	Content string    `json:"content"`
-	Data    *string   `json:"data,omitempty"`
-	Created time.Time `json:"created"`
-}
-
 // AppendTurns implements store.ThreadStore: the turns are one upsert,
 // which Qdrant applies as one operation. A turn's number is its place in
 // the thread, ordered by the start of the append that wrote it, then by
@@ -101,20 +70,15 @@ func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.
 	if err := b.ensureThreads(ctx); err != nil {
 		return err
 	}
-	base, err := b.orderKey()
+	base, err := b.order.Next()
 	if err != nil {
 		return err
 	}
 	pts := make([]point, len(turns))
 	for i, turn := range turns {
-		st := storedTurn{Role: turn.Role, Content: turn.Content, Created: turn.Created}
-		if turn.Data != nil {
-			d := string(turn.Data)
-			st.Data = &d
-		}
-		body, err := json.Marshal(st)
+		body, err := store.EncodeTurn(turn)
 		if err != nil {
-			return fmt.Errorf("%w: turn %d: %v", store.ErrInvalidRequest, i, err)
+			return fmt.Errorf("turn %d: %w", i, err)
 		}
 		order := fmt.Sprintf("%s-%06d", base, i)
 		pts[i] = point{ID: pointID(kindTurn, thread+"\x1f"+order), Vector: map[string]any{},
@@ -189,14 +153,11 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 	}
 	out := make([]store.Turn, 0, len(recs)-skip)
 	for i, r := range recs[skip:] {
-		var st storedTurn
-		if err := json.Unmarshal([]byte(r.Payload.Turn), &st); err != nil {
-			return nil, fmt.Errorf("qdrant: thread %s: turn: %w", thread, err)
+		turn, err := store.DecodeTurn([]byte(r.Payload.Turn))
+		if err != nil {
+			return nil, fmt.Errorf("qdrant: thread %s: %w", thread, err)
 		}
-		turn := store.Turn{Seq: skip + i + 1, Role: st.Role, Content: st.Content, Created: st.Created}
-		if st.Data != nil {
-			turn.Data = json.RawMessage(*st.Data)
-		}
+		turn.Seq = skip + i + 1
 		out = append(out, turn)
 	}
 	return out, nil
