@@ -156,6 +156,13 @@ type SearchRequest struct {
 	Vectors bool
 }
 
+// PlainRRF reports whether a hybrid request is unweighted RRF without
+// explanations: what an engine's own rank fusion can compute with Quarry's
+// scores, so a store may hand the fusion to the engine.
+func (r SearchRequest) PlainRRF() bool {
+	return r.Fusion.Method == FusionRRF && !r.Explain && r.Fusion.VectorWeight == 1 && r.Fusion.KeywordWeight == 1
+}
+
 // Hit is one search result. Doc.Score holds the result's score: cosine
 // similarity (vector), BM25 (keyword) or the fused score (hybrid).
 type Hit struct {

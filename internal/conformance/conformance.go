@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"sort"
@@ -192,4 +193,20 @@ type ExpectedError struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 	Match   string `json:"match"`
+}
+
+// SameJSON compares two JSON texts by value: key order and number
+// spelling aside.
+func SameJSON(got, want []byte) error {
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		return fmt.Errorf("got %s: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		return fmt.Errorf("want %s: %v", want, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		return fmt.Errorf("got %s, want %s", got, want)
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -89,7 +88,7 @@ func TestCompilerConformance(t *testing.T) {
 			case exp.Error == nil && err != nil:
 				res = err
 			case exp.Error == nil:
-				res = sameJSON(got, exp.Query)
+				res = conformance.SameJSON(got, exp.Query)
 			}
 			out = append(out, conformance.Result{Sub: d, Err: res})
 		}
@@ -116,19 +115,4 @@ func compileCase(raw json.RawMessage, schema *document.Schema, dialect string) (
 		return nil, err
 	}
 	return json.Marshal(c.query())
-}
-
-// sameJSON compares two JSON texts by value.
-func sameJSON(got, want []byte) error {
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		return fmt.Errorf("got %s: %v", got, err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		return fmt.Errorf("want %s: %v", want, err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		return fmt.Errorf("got %s, want %s", got, want)
-	}
-	return nil
 }

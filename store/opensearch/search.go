@@ -234,7 +234,7 @@ func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.Searc
 	if err != nil {
 		return nil, err
 	}
-	if b.native && kq != nil && req.Fusion.Method == store.FusionRRF && !req.Explain && req.Fusion.VectorWeight == 1 && req.Fusion.KeywordWeight == 1 {
+	if b.native && kq != nil && req.PlainRRF() {
 		return b.nativeHybrid(ctx, c, req, vq, kq)
 	}
 	var nd bulk

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -87,7 +86,7 @@ func TestCompilerConformance(t *testing.T) {
 		if err != nil {
 			return conformance.Of(err)
 		}
-		return conformance.Of(sameJSON(got, c.Expected))
+		return conformance.Of(conformance.SameJSON(got, c.Expected))
 	})
 }
 
@@ -172,7 +171,7 @@ func deleteCase(t *testing.T, c conformance.Case, schema *document.Schema, raw j
 		must := batch.Operations[len(batch.Operations)-1].Delete.Filter.Must
 		if len(must) > 0 {
 			got, _ := json.Marshal(map[string]any{"filter": map[string]any{"must": must[1:]}})
-			if err := sameJSON(got, exp.Body); err != nil {
+			if err := conformance.SameJSON(got, exp.Body); err != nil {
 				t.Errorf("%s: the chunk delete's filter after its kind: %v", c.Name, err)
 			}
 		}
@@ -180,20 +179,5 @@ func deleteCase(t *testing.T, c conformance.Case, schema *document.Schema, raw j
 	if got := last.Method + " " + last.Path; got != "POST "+want {
 		return fmt.Errorf("deleted with %s %s, want POST %s", got, last.Body, want)
 	}
-	return sameJSON(last.Body, exp.Body)
-}
-
-// sameJSON compares two JSON texts by value.
-func sameJSON(got, want []byte) error {
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		return fmt.Errorf("got %s: %v", got, err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		return fmt.Errorf("want %s: %v", want, err)
-	}
-	if !reflect.DeepEqual(g, w) {
-		return fmt.Errorf("got %s, want %s", got, want)
-	}
-	return nil
+	return conformance.SameJSON(last.Body, exp.Body)
 }
