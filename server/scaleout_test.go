@@ -37,19 +37,8 @@ func TestTwoServersOneStore(t *testing.T) {
 			})
 			return srv.StoreURL("prefix=replicas")
 		},
-		"opensearch": func(t *testing.T) string {
-			srv, err := opensearchtest.New()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				srv.Close()
-				for _, msg := range srv.Invalid() {
-					t.Errorf("not valid by OpenSearch's OpenAPI document: %s", msg)
-				}
-			})
-			return srv.StoreURL("prefix=replicas")
-		},
+		"opensearch":    openSearchFake(),
+		"elasticsearch": openSearchFake(opensearchtest.Elasticsearch()),
 	}
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
@@ -72,5 +61,22 @@ func TestTwoServersOneStore(t *testing.T) {
 				t.Errorf("the other server reads a replaced object's old version: %s", r.raw)
 			}
 		})
+	}
+}
+
+// openSearchFake starts a fake OpenSearch or Elasticsearch for a test.
+func openSearchFake(opts ...opensearchtest.Option) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		srv, err := opensearchtest.New(opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			srv.Close()
+			for _, msg := range srv.Invalid() {
+				t.Errorf("not valid by the engine's OpenAPI document: %s", msg)
+			}
+		})
+		return srv.StoreURL("prefix=replicas")
 	}
 }

@@ -57,14 +57,12 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 		return err
 	}
 	props := map[string]any{
-		fieldID:      keywordField(),
-		fieldContent: map[string]any{"type": "text", "analyzer": an},
-		fieldEmbedding: map[string]any{"type": "knn_vector", "dimension": cfg.Model.Dimension,
-			"method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
-				"parameters": map[string]any{"m": 16, "ef_construction": 128}}},
-		keySType:    keywordField(),
-		keySName:    keywordField(),
-		fieldStored: storedField(),
+		fieldID:        keywordField(),
+		fieldContent:   map[string]any{"type": "text", "analyzer": an},
+		fieldEmbedding: b.vectorField(cfg.Model.Dimension),
+		keySType:       keywordField(),
+		keySName:       keywordField(),
+		fieldStored:    storedField(),
 	}
 	if cfg.Schema != nil {
 		for _, f := range cfg.Schema.Fields {
@@ -75,9 +73,12 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 	}
 	name := b.index(cfg.Name)
 	body := map[string]any{
-		"settings": map[string]any{"index": map[string]any{"knn": true}},
 		"mappings": map[string]any{"dynamic": "strict", "_meta": map[string]any{"quarry": meta{Version: metaVersion, Config: cfg}},
 			"properties": props},
+	}
+	if !b.elastic() {
+		// OpenSearch builds k-NN structures only in indices that ask.
+		body["settings"] = map[string]any{"index": map[string]any{"knn": true}}
 	}
 	err = b.call(ctx, http.MethodPut, "/"+esc(name), body, nil)
 	if ae, ok := err.(*apiError); ok && ae.Type == "resource_already_exists_exception" {
@@ -108,6 +109,20 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 		}
 	}
 	return nil
+}
+
+// vectorField is the embedding's mapping: HNSW with the same graph
+// parameters on both engines, cosine, over float vectors. Elasticsearch
+// would otherwise quantize vectors of 384 dimensions and more (int8 or
+// BBQ), and its scores would stop being the cosine Quarry reports.
+func (b *Backend) vectorField(dim int) map[string]any {
+	if b.elastic() {
+		return map[string]any{"type": "dense_vector", "dims": dim, "index": true, "similarity": "cosine",
+			"index_options": map[string]any{"type": "hnsw", "m": 16, "ef_construction": 128}}
+	}
+	return map[string]any{"type": "knn_vector", "dimension": dim,
+		"method": map[string]any{"name": "hnsw", "engine": "lucene", "space_type": "cosinesimil",
+			"parameters": map[string]any{"m": 16, "ef_construction": 128}}}
 }
 
 // fieldType is the mapping type of a filterable field.
@@ -187,7 +202,7 @@ func (b *Backend) fromMapping(index string, m map[string]json.RawMessage) (*coll
 	if mt.Version != metaVersion {
 		return nil, fmt.Errorf("opensearch: index %s has layout %d; this Quarry reads %d", index, mt.Version, metaVersion)
 	}
-	return &collection{cfg: mt.Config, index: index}, nil
+	return &collection{cfg: mt.Config, index: index, dialect: b.flavor}, nil
 }
 
 func (b *Backend) forget(name string) {

@@ -1,5 +1,8 @@
-// Package opensearch is Quarry's store on OpenSearch, through its REST
-// API.
+// Package opensearch is Quarry's store on OpenSearch and on
+// Elasticsearch, through their REST APIs, which share the index, bulk,
+// search and query DSL endpoints Quarry uses; the two differ in the vector
+// field, the k-NN query and the engine's own fusion, and the URL's scheme
+// says which one answers.
 //
 // Each Quarry collection is three indices: PREFIX_NAME holds the chunks,
 // PREFIX_NAME.sources the sources' states and PREFIX_NAME.settings the
@@ -9,38 +12,46 @@
 // field Quarry writes, and its _meta holds Quarry's configuration:
 //
 //   - "id" (keyword): the document id; the index's own _id is its SHA-1,
-//     since OpenSearch ids are at most 512 bytes;
+//     since both engines' ids are at most 512 bytes;
 //   - "content" (text, the language's built-in analyzer): what BM25
 //     searches, the document's title and content;
-//   - "embedding" (knn_vector, HNSW on the Lucene engine, cosine space),
-//     which the knn query searches with its filter applied during the
-//     walk, so a filtered search still finds k when k match;
+//   - "embedding": on OpenSearch a knn_vector (HNSW on the Lucene engine,
+//     cosine space), on Elasticsearch a dense_vector (HNSW of float
+//     vectors, cosine similarity); the knn query searches it with its
+//     filter applied during the walk, so a filtered search still finds k
+//     when k match;
 //   - "sourceType", "sourceName" (keyword), and every filterable schema
 //     field under its own name with the type of its values (keyword,
 //     long, double, boolean);
 //   - "stored" (not indexed): the document's content, metadata and
 //     provenance as JSON, so they come back exactly as written.
 //
-// Keyword search is OpenSearch's BM25; hybrid search sends both branches
+// Keyword search is the engine's BM25; hybrid search sends both branches
 // in one _msearch and fuses them as every store does, or, with
 // hybrid=opensearch in the URL, is OpenSearch's hybrid query through a
-// search pipeline with its score-ranker (RRF) processor.
+// search pipeline with its score-ranker (RRF) processor, and with
+// hybrid=elasticsearch Elasticsearch's rrf retriever.
 //
-// OpenSearch has no transactions. Replacing sources is three requests
+// Neither engine has transactions. Replacing sources is three requests
 // (the states go, then the chunks, then the new chunks and states are
 // written), so a search in between can miss a source for that moment and
 // a crash in between leaves the source without a state, so the next
 // ingestion writes it again. Every write waits for a refresh, so an
 // acknowledged write is searchable.
 //
-// Importing the package registers the "opensearch://" URL scheme:
-// opensearch://[USER:PASSWORD@]HOST[:PORT][?tls=true&prefix=quarry&hybrid=opensearch]
-// (port 9200 by default). The password may also come from
-// OPENSEARCH_PASSWORD.
+// Importing the package registers two URL schemes (port 9200 by default):
 //
-// Quarry has not run this package against a live OpenSearch: its tests run
-// against opensearchtest, a fake whose every request and answer is
-// validated against OpenSearch's published OpenAPI document.
+//	opensearch://[USER:PASSWORD@]HOST[:PORT][?tls=true&prefix=quarry&hybrid=opensearch]
+//	elasticsearch://[USER:PASSWORD@]HOST[:PORT][?tls=true&prefix=quarry&hybrid=elasticsearch]
+//
+// The password may also come from OPENSEARCH_PASSWORD or
+// ELASTICSEARCH_PASSWORD; an Elasticsearch URL without a user sends
+// ELASTICSEARCH_API_KEY, when set, as an API key.
+//
+// Quarry has not run this package against a live OpenSearch or
+// Elasticsearch: its tests run against opensearchtest, a fake whose every
+// request and answer is validated against the engine's published OpenAPI
+// document.
 package opensearch
 
 import (
@@ -92,14 +103,20 @@ type driver struct{}
 
 func (driver) Open(ctx context.Context, url string) (store.Backend, error) { return Open(ctx, url) }
 
-func init() { store.Register("opensearch", driver{}) }
+// Both schemes open this driver; the URL's scheme picks the flavour.
+func init() {
+	store.Register(DialectOpenSearch, driver{})
+	store.Register(DialectElasticsearch, driver{})
+}
 
-// Backend is a store on one OpenSearch cluster.
+// Backend is a store on one OpenSearch or Elasticsearch cluster.
 type Backend struct {
+	flavor   string // DialectOpenSearch or DialectElasticsearch
 	base     string // http(s)://host:port
 	user, pw string
+	apiKey   string // Elasticsearch's API key, sent instead of a password
 	prefix   string
-	native   bool // hybrid=opensearch: OpenSearch fuses
+	native   bool // hybrid=opensearch or hybrid=elasticsearch: the engine fuses
 	http     *http.Client
 
 	mu           sync.Mutex
@@ -112,8 +129,9 @@ type Backend struct {
 // collection is a collection as Quarry keeps it in the chunk index's
 // mapping.
 type collection struct {
-	cfg   store.CollectionConfig
-	index string
+	cfg     store.CollectionConfig
+	index   string
+	dialect string // the raw filter fragments it runs
 }
 
 // meta is what the chunk index's _meta.quarry holds.
@@ -128,21 +146,23 @@ const metaVersion = 1
 // prefixRE is a prefix: no "_" or ".", which end it in index names.
 var prefixRE = regexp.MustCompile(`\A[a-z0-9][a-z0-9-]{0,30}\z`)
 
-// Open reads an opensearch:// URL and checks the cluster answers.
+// Open reads an opensearch:// or elasticsearch:// URL and checks the
+// cluster answers.
 func Open(ctx context.Context, raw string) (*Backend, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("opensearch: %w", err)
 	}
-	if u.Scheme != "opensearch" || u.Host == "" {
-		return nil, fmt.Errorf("opensearch: URL %q: want opensearch://HOST[:PORT]", u.Redacted())
+	if (u.Scheme != DialectOpenSearch && u.Scheme != DialectElasticsearch) || u.Host == "" {
+		return nil, fmt.Errorf("opensearch: URL %q: want opensearch://HOST[:PORT] or elasticsearch://HOST[:PORT]", u.Redacted())
 	}
+	flavor := u.Scheme
 	q := u.Query()
 	for k := range q {
 		switch k {
 		case "tls", "prefix", "hybrid":
 		default:
-			return nil, fmt.Errorf("opensearch: URL parameter %q: want tls, prefix or hybrid", k)
+			return nil, fmt.Errorf("%s: URL parameter %q: want tls, prefix or hybrid", flavor, k)
 		}
 	}
 	scheme := "http"
@@ -154,31 +174,38 @@ func Open(ctx context.Context, raw string) (*Backend, error) {
 		host += ":9200"
 	}
 	b := &Backend{
+		flavor:    flavor,
 		base:      scheme + "://" + host,
 		prefix:    "quarry",
-		native:    q.Get("hybrid") == "opensearch",
+		native:    q.Get("hybrid") == flavor,
 		http:      &http.Client{Timeout: 2 * time.Minute},
 		colls:     map[string]*collection{},
 		pipelines: map[int]bool{},
+	}
+	env := "OPENSEARCH_PASSWORD"
+	if flavor == DialectElasticsearch {
+		env = "ELASTICSEARCH_PASSWORD"
 	}
 	if u.User != nil {
 		b.user = u.User.Username()
 		if pw, ok := u.User.Password(); ok {
 			b.pw = pw
 		} else {
-			b.pw = os.Getenv("OPENSEARCH_PASSWORD")
+			b.pw = os.Getenv(env)
 		}
+	} else if flavor == DialectElasticsearch {
+		b.apiKey = os.Getenv("ELASTICSEARCH_API_KEY")
 	}
 	if p := q.Get("prefix"); p != "" {
 		if !prefixRE.MatchString(p) {
-			return nil, fmt.Errorf("opensearch: prefix %q must be 1-31 lowercase letters, digits or '-'", p)
+			return nil, fmt.Errorf("%s: prefix %q must be 1-31 lowercase letters, digits or '-'", flavor, p)
 		}
 		b.prefix = p
 	}
 	switch h := q.Get("hybrid"); h {
-	case "", "quarry", "opensearch":
+	case "", "quarry", flavor:
 	default:
-		return nil, fmt.Errorf("opensearch: hybrid=%q: want quarry (the default) or opensearch", h)
+		return nil, fmt.Errorf("%s: hybrid=%q: want quarry (the default) or %s", flavor, h, flavor)
 	}
 	if _, err := b.Describe(ctx); err != nil {
 		return nil, err
@@ -186,8 +213,11 @@ func Open(ctx context.Context, raw string) (*Backend, error) {
 	return b, nil
 }
 
+// elastic reports whether the cluster is Elasticsearch.
+func (b *Backend) elastic() bool { return b.flavor == DialectElasticsearch }
+
 // Dialect implements store.Backend.
-func (b *Backend) Dialect() string { return DialectOpenSearch }
+func (b *Backend) Dialect() string { return b.flavor }
 
 // Close implements store.Backend.
 func (b *Backend) Close() error {
@@ -209,20 +239,26 @@ func (b *Backend) Describe(ctx context.Context) (store.Engine, error) {
 	}
 	name := v.Version.Distribution
 	if name == "" {
-		name = "elasticsearch" // Elasticsearch does not name its distribution
+		name = DialectElasticsearch // Elasticsearch does not name its distribution
+	}
+	if name != b.flavor {
+		// The two engines' vector mappings and queries differ, so the
+		// URL's scheme must name the engine that answers.
+		return store.Engine{}, fmt.Errorf("opensearch: %s answers as %s %s; use %s://", b.base, name, v.Version.Number, name)
 	}
 	return store.Engine{Name: name, Version: v.Version.Number}, nil
 }
 
 // apiError is an error answer of the REST API.
 type apiError struct {
+	Engine string
 	Status int
 	Type   string
 	Msg    string
 }
 
 func (e *apiError) Error() string {
-	return fmt.Sprintf("opensearch: HTTP %d: %s: %s", e.Status, e.Type, e.Msg)
+	return fmt.Sprintf("%s: HTTP %d: %s: %s", e.Engine, e.Status, e.Type, e.Msg)
 }
 
 func notFound(err error) bool {
@@ -253,8 +289,11 @@ func (b *Backend) call(ctx context.Context, method, path string, body, out any) 
 	if body != nil {
 		req.Header.Set("Content-Type", ct)
 	}
-	if b.user != "" {
+	switch {
+	case b.user != "":
 		req.SetBasicAuth(b.user, b.pw)
+	case b.apiKey != "":
+		req.Header.Set("Authorization", "ApiKey "+b.apiKey)
 	}
 	resp, err := b.http.Do(req)
 	if err != nil {
@@ -275,7 +314,7 @@ func (b *Backend) call(ctx context.Context, method, path string, body, out any) 
 				Reason string `json:"reason"`
 			} `json:"error"`
 		}
-		ae := &apiError{Status: resp.StatusCode, Msg: strings.TrimSpace(string(data))}
+		ae := &apiError{Engine: b.flavor, Status: resp.StatusCode, Msg: strings.TrimSpace(string(data))}
 		if json.Unmarshal(data, &e) == nil && e.Error.Type != "" {
 			ae.Type, ae.Msg = e.Error.Type, e.Error.Reason
 		}

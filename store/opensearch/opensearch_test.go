@@ -28,7 +28,7 @@ func fake(t testing.TB, opts ...opensearchtest.Option) *opensearchtest.Server {
 	t.Cleanup(func() {
 		srv.Close()
 		for _, msg := range srv.Invalid() {
-			t.Errorf("not valid by OpenSearch's OpenAPI document: %s", msg)
+			t.Errorf("not valid by the engine's OpenAPI document: %s", msg)
 		}
 	})
 	return srv
@@ -57,6 +57,57 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) *store.Store { return open(t) })
 }
 
+func TestConformanceElasticsearch(t *testing.T) {
+	open := opener(fake(t, opensearchtest.Elasticsearch()), "")
+	storetest.Run(t, func(t *testing.T) *store.Store { return open(t) })
+}
+
+// TestSchemeNamesTheEngine: a URL whose scheme names the other engine does
+// not open, since the vector mappings and queries differ; the dialect is
+// the engine's.
+func TestSchemeNamesTheEngine(t *testing.T) {
+	ctx := context.Background()
+	os, es := fake(t), fake(t, opensearchtest.Elasticsearch())
+	for _, tc := range []struct{ url, dialect string }{
+		{os.StoreURL(""), opensearch.DialectOpenSearch},
+		{es.StoreURL(""), opensearch.DialectElasticsearch},
+	} {
+		b, err := opensearch.Open(ctx, tc.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Dialect() != tc.dialect {
+			t.Errorf("%s: dialect %s", tc.url, b.Dialect())
+		}
+		b.Close()
+	}
+	swap := []string{
+		strings.Replace(os.StoreURL(""), "opensearch://", "elasticsearch://", 1),
+		strings.Replace(es.StoreURL(""), "elasticsearch://", "opensearch://", 1),
+	}
+	for _, u := range swap {
+		if _, err := opensearch.Open(ctx, u); err == nil || !strings.Contains(err.Error(), "answers as") {
+			t.Errorf("%s opened the other engine: %v", u, err)
+		}
+	}
+}
+
+// TestElasticsearchAPIKey: an Elasticsearch URL without a user sends
+// ELASTICSEARCH_API_KEY; without it a secured cluster refuses.
+func TestElasticsearchAPIKey(t *testing.T) {
+	srv := fake(t, opensearchtest.Elasticsearch(), opensearchtest.WithAPIKey("k3y"))
+	t.Setenv("ELASTICSEARCH_API_KEY", "")
+	if _, err := opensearch.Open(context.Background(), srv.StoreURL("")); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("open without a key: %v", err)
+	}
+	t.Setenv("ELASTICSEARCH_API_KEY", "k3y")
+	b, err := opensearch.Open(context.Background(), srv.StoreURL(""))
+	if err != nil {
+		t.Fatalf("the key from ELASTICSEARCH_API_KEY: %v", err)
+	}
+	b.Close()
+}
+
 func TestOpenRefusesBadURLs(t *testing.T) {
 	for _, u := range []string{
 		"opensearch://",
@@ -65,6 +116,9 @@ func TestOpenRefusesBadURLs(t *testing.T) {
 		"opensearch://h:1?prefix=a.b",
 		"opensearch://h:1?hybrid=magic",
 		"opensearch://h:1?prefx=a",
+		"opensearch://h:1?hybrid=elasticsearch",
+		"elasticsearch://h:1?hybrid=opensearch",
+		"elasticsearch://",
 		"http://h:1",
 	} {
 		if _, err := opensearch.Open(context.Background(), u); err == nil {
@@ -100,7 +154,22 @@ func TestBasicAuth(t *testing.T) {
 // Quarry's own RRF gives it (the data has no tied branch scores, whose
 // order neither side promises).
 func TestNativeHybrid(t *testing.T) {
-	srv := fake(t)
+	t.Run("opensearch", func(t *testing.T) {
+		srv := fake(t)
+		calls := nativeHybrid(t, srv, "opensearch")
+		if calls["PUT /_search/pipeline/{id}"] != 1 {
+			t.Errorf("native hybrid did not make its pipeline: %v", calls)
+		}
+	})
+	// Elasticsearch's rrf retriever fuses with the same formula.
+	t.Run("elasticsearch", func(t *testing.T) {
+		nativeHybrid(t, fake(t, opensearchtest.Elasticsearch()), "elasticsearch")
+	})
+}
+
+// nativeHybrid checks the engine's fusion against Quarry's and returns
+// the calls the engine got.
+func nativeHybrid(t *testing.T, srv *opensearchtest.Server, engine string) map[string]int {
 	ctx := context.Background()
 	open := func(query string) *store.Store {
 		s, err := store.Open(ctx, srv.StoreURL("prefix=hyb"+query))
@@ -110,7 +179,7 @@ func TestNativeHybrid(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	quarry, native := open(""), open("&hybrid=opensearch")
+	quarry, native := open(""), open("&hybrid="+engine)
 	cfg := store.CollectionConfig{Name: "docs", Model: embed.ModelInfo{Provider: "p", Model: "m", Dimension: 3}}
 	c, err := quarry.CreateCollection(ctx, cfg)
 	if err != nil {
@@ -147,8 +216,8 @@ func TestNativeHybrid(t *testing.T) {
 	want := scores(c)
 	before := srv.Calls()["POST /{index}/_search"]
 	got := scores(nc)
-	if srv.Calls()["POST /{index}/_search"] != before+1 || srv.Calls()["PUT /_search/pipeline/{id}"] != 1 {
-		t.Errorf("native hybrid did not make its pipeline and send one hybrid query: %v", srv.Calls())
+	if srv.Calls()["POST /{index}/_search"] != before+1 {
+		t.Errorf("native hybrid did not send one search: %v", srv.Calls())
 	}
 	if len(got) != len(want) || len(want) < 5 {
 		t.Fatalf("native %v, Quarry %v", got, want)
@@ -158,31 +227,49 @@ func TestNativeHybrid(t *testing.T) {
 			t.Errorf("%s: native %v, Quarry %v", id, g, w)
 		}
 	}
+	return srv.Calls()
 }
 
 // TestRefusesNonConformingRequests: the fake refuses and records a request
 // the OpenAPI document does not allow, so a wire-format mistake in the
 // store fails its tests; bodies of an _msearch are checked as searches.
+// Each flavour refuses the other engine's vector search.
 func TestRefusesNonConformingRequests(t *testing.T) {
-	srv, err := opensearchtest.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	for _, tc := range []struct{ path, ct, body string }{
-		{"/x/_search", "application/json", `{"size":"ten"}`},
-		{"/x/_msearch", "application/x-ndjson", "{}\n{\"size\":\"ten\"}\n"},
+	for _, tc := range []struct {
+		name string
+		opts []opensearchtest.Option
+		reqs []struct{ path, ct, body string }
+	}{
+		{"opensearch", nil, []struct{ path, ct, body string }{
+			{"/x/_search", "application/json", `{"size":"ten"}`},
+			{"/x/_msearch", "application/x-ndjson", "{}\n{\"size\":\"ten\"}\n"},
+		}},
+		{"elasticsearch", []opensearchtest.Option{opensearchtest.Elasticsearch()}, []struct{ path, ct, body string }{
+			{"/x/_search", "application/json", `{"size":"ten"}`},
+			{"/x/_msearch", "application/x-ndjson", "{}\n{\"size\":\"ten\"}\n"},
+			{"/x/_search", "application/json", `{"query":{"knn":{"embedding":{"vector":[1,0],"k":3}}}}`},
+			{"/x/_search", "application/json", `{"query":{"term":{"a":{"valu":1}}}}`},
+		}},
 	} {
-		resp, err := http.Post(srv.URL+tc.path, tc.ct, strings.NewReader(tc.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest {
-			t.Errorf("%s: status %d", tc.path, resp.StatusCode)
-		}
-	}
-	if n := len(srv.Invalid()); n != 2 {
-		t.Errorf("%d invalid requests recorded, want 2: %v", n, srv.Invalid())
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := opensearchtest.New(tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			for _, r := range tc.reqs {
+				resp, err := http.Post(srv.URL+r.path, r.ct, strings.NewReader(r.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusBadRequest {
+					t.Errorf("%s %s: status %d", r.path, r.body, resp.StatusCode)
+				}
+			}
+			if n := len(srv.Invalid()); n != len(tc.reqs) {
+				t.Errorf("%d invalid requests recorded, want %d: %v", n, len(tc.reqs), srv.Invalid())
+			}
+		})
 	}
 }

@@ -58,8 +58,14 @@ func (h *searchHit) document() (*document.Document, error) {
 // by the engine's internal order.
 const tieSlack = 8
 
-// maxSize bounds one search's size.
-const maxSize = store.MaxTopK + tieSlack
+// maxSize bounds one search's size: index.max_result_window's default on
+// both engines, which refuse a larger from + size.
+const maxSize = 10000
+
+// candidates is how many neighbours Elasticsearch's HNSW walk keeps for a
+// k-NN search of k (num_candidates, at most 10,000): twice k, and at least
+// 100, so a filtered walk keeps looking after k.
+func candidates(k int) int { return min(max(2*k, 100), maxSize) }
 
 // without is the _source filter that leaves the embedding out unless a
 // caller asked for vectors.
@@ -159,8 +165,16 @@ func (c *collection) branch(req store.SearchRequest, k int) (clause, error) {
 			"filter": []any{q},
 		}}, nil
 	}
+	_, all := q["match_all"]
+	if c.dialect == DialectElasticsearch {
+		knn := clause{"field": fieldEmbedding, "query_vector": req.Embedding, "k": size, "num_candidates": candidates(size)}
+		if !all {
+			knn["filter"] = q
+		}
+		return clause{"knn": knn}, nil
+	}
 	knn := clause{"vector": req.Embedding, "k": size}
-	if _, all := q["match_all"]; !all {
+	if !all {
 		knn["filter"] = q
 	}
 	return clause{"knn": clause{fieldEmbedding: knn}}, nil
@@ -218,7 +232,8 @@ func ranked(hits []searchHit, vector bool, k int) ([]*document.Document, error) 
 // with the filter inside, in one _msearch, fused as every store fuses
 // them. With hybrid=opensearch, an unweighted RRF without explanations is
 // OpenSearch's hybrid query through a search pipeline whose score-ranker
-// processor uses Quarry's rank constant, so the scores are Quarry's.
+// processor uses Quarry's rank constant, so the scores are Quarry's; with
+// hybrid=elasticsearch it is Elasticsearch's rrf retriever.
 func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.SearchRequest) ([]store.Hit, error) {
 	c, err := b.coll(ctx, coll)
 	if err != nil {
@@ -235,6 +250,9 @@ func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.Searc
 		return nil, err
 	}
 	if b.native && kq != nil && req.PlainRRF() {
+		if b.elastic() {
+			return b.rrfRetriever(ctx, c, req, vq, kq)
+		}
 		return b.nativeHybrid(ctx, c, req, vq, kq)
 	}
 	var nd bulk
@@ -272,7 +290,7 @@ func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.Searc
 	}
 	for _, r := range res.Responses {
 		if r.Error != nil {
-			return nil, &apiError{Status: r.Status, Type: r.Error.Type, Msg: r.Error.Reason}
+			return nil, &apiError{Engine: b.flavor, Status: r.Status, Type: r.Error.Type, Msg: r.Error.Reason}
 		}
 	}
 	vec, err := ranked(res.Responses[0].Hits.Hits, true, 2*req.TopK)
@@ -327,7 +345,12 @@ func (b *Backend) nativeHybrid(ctx context.Context, c *collection, req store.Sea
 	if err != nil {
 		return nil, err
 	}
-	docs, err := ranked(res.Hits.Hits, false, req.TopK)
+	return fused(res.Hits.Hits, req.TopK)
+}
+
+// fused are the hits of an engine's fusion, with its scores.
+func fused(hs []searchHit, k int) ([]store.Hit, error) {
+	docs, err := ranked(hs, false, k)
 	if err != nil {
 		return nil, err
 	}
@@ -338,13 +361,36 @@ func (b *Backend) nativeHybrid(ctx context.Context, c *collection, req store.Sea
 	return hits, nil
 }
 
+// rrfRetriever is Elasticsearch's own hybrid search: an rrf retriever over
+// a standard retriever (BM25) and a knn retriever, each 2·k deep with the
+// filter inside, fused with Quarry's rank constant, so the scores are
+// Quarry's. The knn query's clause is the knn retriever's, property for
+// property.
+func (b *Backend) rrfRetriever(ctx context.Context, c *collection, req store.SearchRequest, vq, kq clause) ([]store.Hit, error) {
+	window := min(2*req.TopK+tieSlack, maxSize)
+	q := map[string]any{
+		"retriever": clause{"rrf": clause{
+			"retrievers":       []any{clause{"standard": clause{"query": kq}}, clause{"knn": vq["knn"]}},
+			"rank_constant":    req.Fusion.K,
+			"rank_window_size": window,
+		}},
+		"size":    min(req.TopK+tieSlack, maxSize),
+		"_source": without(req.Vectors),
+	}
+	var res searchAnswer
+	if err := b.request(ctx, c, http.MethodPost, "/_search", q, &res); err != nil {
+		return nil, err
+	}
+	return fused(res.Hits.Hits, req.TopK)
+}
+
 // page is how many hits one scan request reads.
 const page = 1000
 
 // scan calls fn with every chunk matching q, in id order, reading the
 // fields given.
 func (b *Backend) scan(ctx context.Context, c *collection, q clause, fields []string, fn func(searchHit) error) error {
-	return b.sorted(ctx, c.index, q, fieldID, fields, "", 0, fn)
+	return b.sorted(ctx, c.index, q, fieldID, map[string]any{"includes": fields}, "", 0, fn)
 }
 
 // all calls fn with every document of a side index, in key order.

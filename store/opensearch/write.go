@@ -141,7 +141,7 @@ func (c *collection) addChunks(bk *bulk, docs []*document.Document) error {
 // visible is the query clause of a request's filter; false when it can
 // match nothing.
 func (c *collection) visible(f filter.Expr) (clause, bool, error) {
-	cf, err := compileFilter(f, c.cfg.Schema, DialectOpenSearch)
+	cf, err := compileFilter(f, c.cfg.Schema, c.dialect)
 	if err != nil {
 		return nil, false, err
 	}

@@ -1,30 +1,40 @@
-// Package opensearchtest is a fake OpenSearch for tests: it keeps indices
-// of JSON documents in memory and answers the part of the REST API that
-// Quarry's opensearch store uses, with the engine's semantics where they
-// shape results: the query DSL's bool, term, terms, range, exists,
-// match_all and match_none clauses as Lucene evaluates them, match as
-// Lucene's BM25 (k1 = 1.2, b = 0.75, idf = ln(1 + (N − df + 0.5)/(df +
-// 0.5))), knn as an exact search with the k-NN plugin's scores (cosinesimil:
-// (1 + cos)/2) and its filter applied inside, and the hybrid query with a
-// search pipeline's score-ranker (RRF) or min-max normalisation.
+// Package opensearchtest is a fake OpenSearch, or Elasticsearch, for
+// tests: it keeps indices of JSON documents in memory and answers the part
+// of the REST API that Quarry's opensearch store uses, with the engine's
+// semantics where they shape results: the query DSL's bool, term, terms,
+// range, exists, match_all and match_none clauses as Lucene evaluates
+// them, match as Lucene's BM25 (k1 = 1.2, b = 0.75, idf = ln(1 + (N − df +
+// 0.5)/(df + 0.5))), knn as an exact search with the engine's scores
+// (cosine: (1 + cos)/2 on both) and its filter applied inside, and the
+// engine's fusion: OpenSearch's hybrid query with a search pipeline's
+// score-ranker (RRF) or min-max normalisation, Elasticsearch's rrf
+// retriever.
 //
-// Every request is validated against OpenSearch's published OpenAPI
-// document (openapi.json here: opensearch-project/opensearch-api-specification
-// at commit fbe9ede, 2026-08-21, merged for OpenSearch 3.5.0 and pruned to
-// the endpoints the store calls by prune.go) before it is served, and every
-// answer against the same document; a request that does not conform is
-// answered 400 and recorded, and Invalid reports them. NDJSON bodies
-// (_bulk, _msearch) are validated as the arrays of lines the document
-// describes.
+// Every request is validated against the engine's published OpenAPI
+// document before it is served, and every answer against the same
+// document; a request that does not conform is answered 400 and recorded,
+// and Invalid reports them. NDJSON bodies (_bulk, _msearch) are validated
+// as the arrays of lines the document describes. The documents, pruned to
+// the endpoints the store calls by prune.go, are:
+//
+//   - openapi.json: opensearch-project/opensearch-api-specification at
+//     commit fbe9ede (2026-08-21), merged for OpenSearch 3.5.0;
+//   - elasticsearch.json: elastic/elasticsearch-specification at commit
+//     9d9b9a5 (2026-08-20), output/openapi/elasticsearch-serverless-openapi.json.
+//     The repository's document for self-managed clusters is not
+//     published in a form that could be fetched here; the serverless one
+//     describes the same endpoints, bodies and query DSL for everything
+//     the store sends, and leaves out only parameters the store does not
+//     use.
 //
 // Text analysis is approximated by Quarry's own analyzer of the index's
-// language (OpenSearch's built-in language analyzers use the same stop
+// language (the engines' built-in language analyzers use the same stop
 // word lists' idea and Porter-family stemmers, but not exactly Quarry's),
 // so keyword rankings here are Lucene's formula over Quarry's terms.
 //
-// No OpenSearch server runs here (it needs a JVM distribution that cannot
-// be fetched), so this fake is how Quarry checks its OpenSearch wire
-// format.
+// No OpenSearch or Elasticsearch server runs here (each needs a JVM
+// distribution that cannot be fetched), so this fake is how Quarry checks
+// its wire format for both.
 package opensearchtest
 
 import (
@@ -52,8 +62,14 @@ import (
 //go:embed openapi.json
 var spec []byte
 
+//go:embed elasticsearch.json
+var esSpec []byte
+
 // Version is the OpenSearch version the fake reports.
 const Version = "3.5.0"
+
+// ElasticsearchVersion is the version the Elasticsearch flavour reports.
+const ElasticsearchVersion = "9.5.0"
 
 // Server is a fake OpenSearch.
 type Server struct {
@@ -66,9 +82,12 @@ type Server struct {
 	invalid   []string
 	calls     map[string]int
 	user, pw  string
+	apiKey    string
+	elastic   bool // the Elasticsearch flavour
 }
 
 type index struct {
+	elastic   bool
 	mappings  map[string]any
 	props     map[string]prop
 	docs      map[string]*doc
@@ -117,8 +136,9 @@ func (ix *index) fieldStats(field string) *fieldStats {
 
 // prop is a mapped field.
 type prop struct {
-	typ      string // keyword, long, double, boolean, text, knn_vector
-	space    string // a knn_vector's space_type
+	typ      string // keyword, long, double, boolean, text, knn_vector, dense_vector
+	space    string // a knn_vector's space_type, a dense_vector's similarity
+	dims     int    // a vector's dimension
 	analyzer string
 }
 
@@ -136,6 +156,17 @@ type doc struct {
 // Option configures a Server.
 type Option func(*Server)
 
+// Elasticsearch makes the fake an Elasticsearch: requests and answers are
+// validated against Elasticsearch's OpenAPI document, vectors are
+// dense_vector fields searched by Elasticsearch's knn query, and hybrid
+// search is the rrf retriever; OpenSearch's knn_vector, hybrid query and
+// search pipelines are unknown to it.
+func Elasticsearch() Option { return func(s *Server) { s.elastic = true } }
+
+// WithAPIKey makes the fake refuse requests without this Elasticsearch API
+// key ("Authorization: ApiKey KEY").
+func WithAPIKey(key string) Option { return func(s *Server) { s.apiKey = key } }
+
 // WithBasicAuth makes the fake refuse requests without these credentials,
 // as a cluster with the security plugin does.
 func WithBasicAuth(user, password string) Option {
@@ -144,21 +175,44 @@ func WithBasicAuth(user, password string) Option {
 
 // New starts a fake; Close stops it.
 func New(opts ...Option) (*Server, error) {
-	doc, err := anyOf(spec)
-	if err != nil {
-		return nil, fmt.Errorf("opensearchtest: %w", err)
-	}
-	v, err := openapicheck.New(doc)
-	if err != nil {
-		return nil, fmt.Errorf("opensearchtest: %w", err)
-	}
-	s := &Server{v: v, indices: map[string]*index{}, pipelines: map[string]map[string]any{}, calls: map[string]int{}}
+	s := &Server{indices: map[string]*index{}, pipelines: map[string]map[string]any{}, calls: map[string]int{}}
 	for _, o := range opts {
 		o(s)
+	}
+	check := openSearchChecker
+	if s.elastic {
+		check = elasticsearchChecker
+	}
+	var err error
+	if s.v, err = check(); err != nil {
+		return nil, fmt.Errorf("opensearchtest: %w", err)
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s, nil
 }
+
+// The checkers are built once per test binary: reading a document takes
+// seconds, and a Checker is immutable and safe for concurrent use.
+var (
+	openSearchChecker = sync.OnceValues(func() (*openapicheck.Checker, error) {
+		doc, err := anyOf(spec)
+		if err != nil {
+			return nil, err
+		}
+		return openapicheck.New(doc)
+	})
+	elasticsearchChecker = sync.OnceValues(func() (*openapicheck.Checker, error) {
+		raw, err := shortcuts(esSpec)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := anyOf(raw)
+		if err != nil {
+			return nil, err
+		}
+		return openapicheck.New(doc)
+	})
+)
 
 // anyOf reads the document's unions as anyOf. It writes them as oneOf,
 // but their alternatives overlap (an _msearch header and a search body
@@ -191,10 +245,55 @@ func anyOf(doc []byte) ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// StoreURL returns the opensearch:// URL of the fake, with extra query
-// parameters.
+// shortcutProperties are the query clauses whose class in
+// elasticsearch-specification's TypeScript source (specification/_types/
+// query_dsl/term.ts and fulltext.ts at the commit of elasticsearch.json)
+// carries @shortcut_property: Elasticsearch takes the property's value
+// alone for the whole clause ({"term": {"f": "v"}} for {"term": {"f":
+// {"value": "v"}}}), but the OpenAPI output drops the annotation.
+var shortcutProperties = map[string]string{
+	"FuzzyQuery": "value", "PrefixQuery": "value", "RegexpQuery": "value", "TermQuery": "value", "WildcardQuery": "value",
+	"CommonTermsQuery": "query", "MatchQuery": "query", "MatchBoolPrefixQuery": "query",
+	"MatchPhraseQuery": "query", "MatchPhrasePrefixQuery": "query",
+}
+
+// shortcuts puts the shortcut forms back into Elasticsearch's document:
+// each such clause is the property's own schema or the full object.
+func shortcuts(doc []byte) ([]byte, error) {
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, err
+	}
+	comps, _ := d["components"].(map[string]any)
+	schemas, _ := comps["schemas"].(map[string]any)
+	for class, prop := range shortcutProperties {
+		name := "_types.query_dsl." + class
+		full, ok := schemas[name].(map[string]any)
+		if !ok {
+			continue // a clause the pruned document does not reach
+		}
+		var short any
+		for _, part := range clauses(full["allOf"]) {
+			if props, ok := part.(map[string]any)["properties"].(map[string]any); ok && props[prop] != nil {
+				short = props[prop]
+			}
+		}
+		if short == nil {
+			return nil, fmt.Errorf("%s has no property %q", name, prop)
+		}
+		schemas[name] = map[string]any{"anyOf": []any{short, full}}
+	}
+	return json.Marshal(d)
+}
+
+// StoreURL returns the opensearch:// (or elasticsearch://) URL of the
+// fake, with extra query parameters.
 func (s *Server) StoreURL(query string) string {
-	u := "opensearch://" + strings.TrimPrefix(s.Server.URL, "http://")
+	scheme := "opensearch://"
+	if s.elastic {
+		scheme = "elasticsearch://"
+	}
+	u := scheme + strings.TrimPrefix(s.Server.URL, "http://")
 	if query != "" {
 		u += "?" + query
 	}
@@ -251,6 +350,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.apiKey != "" && r.Header.Get("Authorization") != "ApiKey "+s.apiKey {
+		s.reply(w, r, nil, fail(http.StatusUnauthorized, "security_exception", "unable to authenticate with provided credentials"))
+		return
+	}
 	check := body
 	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/x-ndjson") {
 		arr, err := ndjsonArray(body)
@@ -260,7 +363,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		check = arr
 	}
-	err = s.v.Request(r, check)
+	vr := r
+	if s.elastic && check != nil && !bytes.Equal(check, body) {
+		// Elasticsearch's document gives _bulk and _msearch bodies as
+		// JSON arrays of their lines, under application/json only.
+		vr = r.Clone(r.Context())
+		vr.Header.Set("Content-Type", "application/json")
+	}
+	err = s.v.Request(vr, check)
 	if err == nil && strings.HasSuffix(r.URL.Path, "/_msearch") {
 		err = s.checkSearches(r, body)
 	}
@@ -388,6 +498,16 @@ func (s *Server) route(r *http.Request, body []byte) (any, *failure) {
 	}
 	s.calls[r.Method+" "+pattern]++
 	switch {
+	case p == "" && r.Method == http.MethodGet && s.elastic:
+		return map[string]any{
+			"name": "fake-node", "cluster_name": "quarry-fake", "cluster_uuid": "00000000000000000000aa",
+			"version": map[string]any{
+				"number": ElasticsearchVersion, "build_flavor": "default", "build_type": "tar", "build_hash": "fake",
+				"build_date": "2026-08-01T00:00:00.000Z", "build_snapshot": false, "lucene_version": "10.3.0",
+				"minimum_wire_compatibility_version": "8.19.0", "minimum_index_compatibility_version": "8.0.0",
+			},
+			"tagline": "You Know, for Search",
+		}, nil
 	case p == "" && r.Method == http.MethodGet:
 		return map[string]any{
 			"name": "fake-node", "cluster_name": "quarry-fake", "cluster_uuid": "00000000000000000000aa",
@@ -528,6 +648,24 @@ func (s *Server) resolve(pattern string) []string {
 	return slices.Compact(out)
 }
 
+// vectorProp reads a vector field's mapping as the flavour does: each
+// engine knows its own vector type only.
+func (s *Server) vectorProp(field string, m map[string]any, p *prop) *failure {
+	switch {
+	case p.typ == "knn_vector" && s.elastic, p.typ == "dense_vector" && !s.elastic:
+		return fail(http.StatusBadRequest, "mapper_parsing_exception", "No handler for type [%s] declared on field [%s]", p.typ, field)
+	case p.typ == "dense_vector":
+		p.space, _ = m["similarity"].(string)
+		if p.space == "" {
+			p.space = "cosine"
+		}
+		p.dims, _ = strconv.Atoi(fmt.Sprint(m["dims"]))
+	case p.typ == "knn_vector":
+		p.dims, _ = strconv.Atoi(fmt.Sprint(m["dimension"]))
+	}
+	return nil
+}
+
 func (s *Server) createIndex(name string, body []byte) (any, *failure) {
 	if _, ok := s.indices[name]; ok {
 		return nil, fail(http.StatusBadRequest, "resource_already_exists_exception", "index [%s/fake] already exists", name)
@@ -542,7 +680,10 @@ func (s *Server) createIndex(name string, body []byte) (any, *failure) {
 	if f := decode(body, &req); f != nil {
 		return nil, f
 	}
-	ix := &index{mappings: req.Mappings, props: map[string]prop{}, docs: map[string]*doc{}, anz: map[string]*bm25.Analyzer{}}
+	if idx, ok := req.Settings["index"].(map[string]any); s.elastic && ok && idx["knn"] != nil {
+		return nil, fail(http.StatusBadRequest, "illegal_argument_exception", "unknown setting [index.knn] please check that any required plugins are installed")
+	}
+	ix := &index{elastic: s.elastic, mappings: req.Mappings, props: map[string]prop{}, docs: map[string]*doc{}, anz: map[string]*bm25.Analyzer{}}
 	if ix.mappings == nil {
 		ix.mappings = map[string]any{}
 	}
@@ -557,6 +698,9 @@ func (s *Server) createIndex(name string, body []byte) (any, *failure) {
 		}
 		if st, ok := m["space_type"].(string); ok {
 			p.space = st
+		}
+		if f := s.vectorProp(field, m, &p); f != nil {
+			return nil, f
 		}
 		if p.typ == "knn_vector" {
 			knn := false
@@ -682,8 +826,11 @@ func (ix *index) put(id string, raw []byte) *failure {
 		if f := p.check(field, v); f != nil {
 			return f
 		}
-		if p.typ == "knn_vector" {
+		if p.typ == "knn_vector" || p.typ == "dense_vector" {
 			d.vecs[field] = floats(v)
+			if f := p.checkVector(field, d.vecs[field]); f != nil {
+				return f
+			}
 		}
 		if p.typ == "text" {
 			s, _ := v.(string)
@@ -701,13 +848,32 @@ func (ix *index) put(id string, raw []byte) *failure {
 	return nil
 }
 
+// checkVector refuses a vector of the wrong dimension and, for cosine, a
+// zero vector, whose direction is undefined.
+func (p prop) checkVector(field string, v []float64) *failure {
+	if p.dims > 0 && len(v) != p.dims {
+		return fail(http.StatusBadRequest, "document_parsing_exception",
+			"The [%s] field [%s] in doc has a different number of dimensions [%d] than defined in the mapping [%d]", p.typ, field, len(v), p.dims)
+	}
+	if p.space == "cosine" || p.space == "cosinesimil" {
+		var n float64
+		for _, x := range v {
+			n += x * x
+		}
+		if n == 0 {
+			return fail(http.StatusBadRequest, "document_parsing_exception", "The [cosine] similarity does not support vectors with zero magnitude")
+		}
+	}
+	return nil
+}
+
 // check refuses a value a field of its type cannot hold.
 func (p prop) check(field string, v any) *failure {
 	bad := func() *failure {
 		return fail(http.StatusBadRequest, "mapper_parsing_exception", "failed to parse field [%s] of type [%s]", field, p.typ)
 	}
 	vals := []any{v}
-	if l, ok := v.([]any); ok && p.typ != "knn_vector" {
+	if l, ok := v.([]any); ok && p.typ != "knn_vector" && p.typ != "dense_vector" {
 		vals = l
 	}
 	for _, x := range vals {
@@ -729,7 +895,7 @@ func (p prop) check(field string, v any) *failure {
 			if _, ok := x.(bool); !ok {
 				return bad()
 			}
-		case "knn_vector":
+		case "knn_vector", "dense_vector":
 			if _, ok := x.([]any); !ok {
 				return bad()
 			}
@@ -1007,6 +1173,9 @@ func (ix *index) queryTerms(a *bm25.Analyzer, text string) []string {
 // knnHits runs a knn clause: the k nearest documents matching its filter,
 // scored as the k-NN plugin scores its space.
 func (ix *index) knnHits(body map[string]any) ([]hit, *failure) {
+	if ix.elastic {
+		return ix.esKNN(body)
+	}
 	for field, v := range body {
 		spec, _ := v.(map[string]any)
 		p, ok := ix.props[field]
@@ -1044,6 +1213,98 @@ func (ix *index) knnHits(body map[string]any) ([]hit, *failure) {
 	return nil, badRequest("[knn] names no field")
 }
 
+// esKNN runs Elasticsearch's knn query (or a knn retriever, which has the
+// same properties): the k nearest of the documents matching its filter,
+// with num_candidates checked as Elasticsearch checks it. The fake
+// searches exactly, so the walk's width changes nothing here.
+func (ix *index) esKNN(body map[string]any) ([]hit, *failure) {
+	field, _ := body["field"].(string)
+	p, ok := ix.props[field]
+	if !ok || p.typ != "dense_vector" {
+		return nil, badRequest("[knn] queries are only supported on [dense_vector] fields, not [%s]", field)
+	}
+	k, _ := strconv.Atoi(fmt.Sprint(body["k"]))
+	cands, _ := strconv.Atoi(fmt.Sprint(body["num_candidates"]))
+	switch {
+	case k < 1:
+		return nil, badRequest("[k] must be greater than 0")
+	case cands < k:
+		return nil, badRequest("[num_candidates] cannot be less than [k]")
+	case cands > 10000:
+		return nil, badRequest("[num_candidates] cannot exceed [10000]")
+	}
+	qv := floats(body["query_vector"])
+	if len(qv) != p.dims {
+		return nil, badRequest("the query vector has a different number of dimensions [%d] than the document vectors [%d]", len(qv), p.dims)
+	}
+	var out []hit
+docs:
+	for _, d := range ix.ordered() {
+		for _, f := range clauses(body["filter"]) {
+			m, _, fl := ix.eval(f, d)
+			if fl != nil {
+				return nil, fl
+			}
+			if !m {
+				continue docs
+			}
+		}
+		if dv := d.vecs[field]; len(dv) > 0 {
+			out = append(out, hit{d, knnScore(p.space, qv, dv)})
+		}
+	}
+	rank(out)
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// rrf runs Elasticsearch's rrf retriever over standard and knn
+// retrievers: each finds rank_window_size documents, and a document
+// scores Σ 1/(rank_constant + rank) over the lists it is in.
+func (ix *index) rrf(body map[string]any, size int) ([]hit, *failure) {
+	k, window := 60.0, 10
+	if v, ok := body["rank_constant"]; ok {
+		k, _ = strconv.ParseFloat(fmt.Sprint(v), 64)
+	}
+	if v, ok := body["rank_window_size"]; ok {
+		window, _ = strconv.Atoi(fmt.Sprint(v))
+	}
+	if k < 1 {
+		return nil, badRequest("[rank_constant] must be greater or equal to [1] for [rrf]")
+	}
+	if window < size {
+		return nil, badRequest("[rank_window_size] must be greater than or equal to [size]")
+	}
+	sum := map[*doc]float64{}
+	for _, entry := range clauses(body["retrievers"]) {
+		e, _ := entry.(map[string]any)
+		var hs []hit
+		var f *failure
+		switch {
+		case e["standard"] != nil:
+			std, _ := e["standard"].(map[string]any)
+			hs, f = ix.run(std["query"], nil)
+		case e["knn"] != nil:
+			knn, _ := e["knn"].(map[string]any)
+			hs, f = ix.esKNN(knn)
+		default:
+			return nil, badRequest("the fake fuses standard and knn retrievers only")
+		}
+		if f != nil {
+			return nil, f
+		}
+		if len(hs) > window {
+			hs = hs[:window]
+		}
+		for i, h := range hs {
+			sum[h.d] += 1 / (k + float64(i+1))
+		}
+	}
+	return fromMap(sum), nil
+}
+
 func knnScore(space string, q, v []float64) float64 {
 	var dot, nq, nv, l2 float64
 	for i := range q {
@@ -1058,7 +1319,7 @@ func knnScore(space string, q, v []float64) float64 {
 			return dot + 1
 		}
 		return 1 / (1 - dot)
-	case "l2":
+	case "l2", "l2_norm":
 		return 1 / (1 + l2)
 	}
 	if nq == 0 || nv == 0 {
@@ -1195,7 +1456,29 @@ func (s *Server) search(name string, ix *index, q map[string]any, pipelineName s
 			return nil, fail(http.StatusNotFound, "resource_not_found_exception", "Pipeline %s is not defined", pipelineName)
 		}
 	}
-	hs, f := ix.run(q["query"], pipeline)
+	size := 10
+	if v, ok := q["size"]; ok {
+		size, _ = strconv.Atoi(fmt.Sprint(v))
+	}
+	if size > 10000 {
+		return nil, fail(http.StatusBadRequest, "illegal_argument_exception",
+			"Result window is too large, from + size must be less than or equal to: [10000] but was [%d]", size)
+	}
+	var hs []hit
+	var f *failure
+	switch ret, ok := q["retriever"].(map[string]any); {
+	case ok && !ix.elastic:
+		return nil, badRequest("request does not support [retriever]")
+	case ok && q["query"] != nil:
+		return nil, badRequest("cannot specify [retriever] and [query]")
+	case ok && ret["rrf"] != nil:
+		body, _ := ret["rrf"].(map[string]any)
+		hs, f = ix.rrf(body, size)
+	case ok:
+		return nil, badRequest("the fake serves the rrf retriever only")
+	default:
+		hs, f = ix.run(q["query"], pipeline)
+	}
 	if f != nil {
 		return nil, f
 	}
@@ -1203,10 +1486,6 @@ func (s *Server) search(name string, ix *index, q map[string]any, pipelineName s
 		if hs, f = sortHits(hs, sortSpec, q["search_after"]); f != nil {
 			return nil, f
 		}
-	}
-	size := 10
-	if v, ok := q["size"]; ok {
-		size, _ = strconv.Atoi(fmt.Sprint(v))
 	}
 	total := len(hs)
 	if len(hs) > size {

@@ -1,13 +1,20 @@
 //go:build ignore
 
-// Prune writes the part of OpenSearch's OpenAPI document that Quarry's
-// opensearch store uses: the paths below, with every component they
-// reach. The input is the single-file document that the
+// Prune writes the part of OpenSearch's or Elasticsearch's OpenAPI
+// document that Quarry's opensearch store uses: the paths below, with
+// every component they reach.
+//
+// For OpenSearch the input is the single-file document that the
 // opensearch-project/opensearch-api-specification repository builds from
 // its multi-file spec:
 //
 //	npm ci --ignore-scripts && npm run merge -- --opensearch-version 3.5.0 -o /tmp/os.yaml
 //	go run prune.go -in /tmp/os.yaml -out openapi.json
+//
+// For Elasticsearch it is output/openapi/elasticsearch-serverless-openapi.json
+// of the elastic/elasticsearch-specification repository:
+//
+//	go run prune.go -engine elasticsearch -in elasticsearch-serverless-openapi.json -out elasticsearch.json
 package main
 
 import (
@@ -35,13 +42,19 @@ var paths = []string{
 	"/{index}/_delete_by_query",
 	"/{index}/_mget",
 	"/{index}/_refresh",
-	"/_search/pipeline/{id}",
 }
+
+// openSearchOnly are the endpoints only the OpenSearch flavour calls.
+var openSearchOnly = []string{"/_search/pipeline/{id}"}
 
 func main() {
 	in := flag.String("in", "", "the merged OpenAPI document (YAML)")
 	out := flag.String("out", "openapi.json", "where to write the pruned document")
+	engine := flag.String("engine", "opensearch", "opensearch or elasticsearch")
 	flag.Parse()
+	if *engine == "opensearch" {
+		paths = append(paths, openSearchOnly...)
+	}
 	b, err := os.ReadFile(*in)
 	if err != nil {
 		log.Fatal(err)
