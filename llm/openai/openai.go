@@ -1,31 +1,37 @@
-// Package openai is the llm.ChatModel for OpenAI's Chat Completions API and
-// every server that speaks it (vLLM, llama.cpp, LM Studio, TGI, …), through
-// the official SDK (github.com/openai/openai-go/v3). Streaming is the API's
-// server-sent events; rate limits (429) and server errors are retried as the
-// SDK does, honouring Retry-After.
+// Package openai is the llm.ChatModel for OpenAI's Chat Completions API
+// (POST /v1/chat/completions) and every server that speaks it (vLLM,
+// llama.cpp, LM Studio, TGI, …), spoken with net/http. Streaming is the
+// API's server-sent events ending with "[DONE]", with usage in the last
+// chunk; rate limits (429), server errors and connection errors are
+// retried, honouring Retry-After.
+//
+// Quarry speaks the wire format itself rather than through OpenAI's Go SDK:
+// the few fields it sends and reads are below, and the SDK's generated
+// types for the whole API added some 12 MB to every Quarry binary.
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"os"
 	"sort"
+	"strings"
+	"time"
 
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
+	"github.com/quarry-rag/quarry/internal/httpx"
 	"github.com/quarry-rag/quarry/llm"
 )
 
 // EnvAPIKey is the environment variable the key is read from.
 const EnvAPIKey = "OPENAI_API_KEY"
+
+// DefaultBaseURL is OpenAI's API.
+const DefaultBaseURL = "https://api.openai.com/v1"
 
 // Config configures a Model. Zero values mean the defaults.
 type Config struct {
@@ -37,18 +43,20 @@ type Config struct {
 	// APIKey is read from OPENAI_API_KEY when empty. OpenAI itself needs
 	// one; a compatible server (BaseURL set) gets none when none is set.
 	APIKey string
-	// HTTPClient is http.DefaultClient when nil.
+	// HTTPClient sends the requests; see httpx.Options.
 	HTTPClient *http.Client
-	// MaxRetries is how often a 408, 409, 429 or 5xx response or a
-	// connection error is retried: 2 when 0, none when negative.
+	// MaxRetries is how often a 429, a 5xx or a connection error is
+	// retried: 2 when 0, none when negative.
 	MaxRetries int
+	// RetryDelay is the first backoff, doubled per retry: 500ms when 0.
+	RetryDelay time.Duration
 }
 
 // Model is an OpenAI or OpenAI-compatible chat model.
 type Model struct {
-	client   oai.Client
-	model    string
-	provider string // "openai" or "openai-compatible", for messages
+	base, model, key string
+	provider         string // "openai" or "openai-compatible", for messages
+	client           httpx.Client
 }
 
 // New returns a model; it makes no network call. A missing key for
@@ -61,48 +69,105 @@ func New(cfg Config) (*Model, error) {
 	if cfg.Model == "" {
 		return nil, fmt.Errorf("%s: a model name is required", provider)
 	}
-	if cfg.APIKey == "" {
-		cfg.APIKey = os.Getenv(EnvAPIKey)
+	key := cfg.APIKey
+	if key == "" {
+		key = strings.TrimSpace(os.Getenv(EnvAPIKey))
 	}
-	if cfg.APIKey == "" && cfg.BaseURL == "" {
+	if key == "" && cfg.BaseURL == "" {
 		return nil, fmt.Errorf("openai: %w: set %s (or use openai-compatible:MODEL@BASEURL for a local server)", llm.ErrNoAPIKey, EnvAPIKey)
 	}
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
 	retries := cfg.MaxRetries
-	switch {
-	case retries == 0:
+	if retries == 0 {
 		retries = 2
-	case retries < 0:
-		retries = 0
 	}
-	opts := []option.RequestOption{option.WithAPIKey(cfg.APIKey), option.WithMaxRetries(retries)}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return &Model{client: oai.NewClient(opts...), model: cfg.Model, provider: provider}, nil
+	c := httpx.New(httpx.Options{Client: cfg.HTTPClient, MaxRetries: retries, RetryDelay: cfg.RetryDelay})
+	return &Model{base: base, model: cfg.Model, key: key, provider: provider, client: c}, nil
 }
+
+// Wire format of /v1/chat/completions.
+type (
+	function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	toolCall struct {
+		ID       string   `json:"id,omitempty"`
+		Type     string   `json:"type,omitempty"`
+		Index    int      `json:"index"`
+		Function function `json:"function"`
+	}
+	// sentCall is a tool call in a sent message, which has no index.
+	sentCall struct {
+		ID       string   `json:"id"`
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	toolDef struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	}
+	responseFormat struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	request struct {
+		Model               string            `json:"model"`
+		Messages            []json.RawMessage `json:"messages"`
+		Tools               []toolDef         `json:"tools,omitempty"`
+		ToolChoice          any               `json:"tool_choice,omitempty"`
+		ResponseFormat      *responseFormat   `json:"response_format,omitempty"`
+		MaxCompletionTokens int               `json:"max_completion_tokens,omitempty"`
+		Temperature         *float64          `json:"temperature,omitempty"`
+		Stream              bool              `json:"stream,omitempty"`
+		StreamOptions       *streamOptions    `json:"stream_options,omitempty"`
+	}
+	usageJSON struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	}
+	reply struct {
+		Content   string     `json:"content"`
+		ToolCalls []toolCall `json:"tool_calls"`
+	}
+	response struct {
+		Choices []struct {
+			Message      reply  `json:"message"`
+			Delta        reply  `json:"delta"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *usageJSON `json:"usage"`
+	}
+)
 
 // Generate implements llm.ChatModel.
 func (m *Model) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
-	params, err := m.params(req)
+	body, err := m.body(req, false)
 	if err != nil {
 		return llm.Response{}, err
 	}
-	c, err := m.client.Chat.Completions.New(ctx, params)
-	if err != nil {
+	var resp response
+	if err := m.client.PostJSON(ctx, m.base+"/chat/completions", m.header(), body, &resp); err != nil {
 		return llm.Response{}, m.wrap(err)
 	}
-	if len(c.Choices) == 0 {
+	if len(resp.Choices) == 0 {
 		return llm.Response{}, fmt.Errorf("%s: the reply holds no choice", m.provider)
 	}
-	ch := c.Choices[0]
-	out := llm.Response{
-		Text:       ch.Message.Content,
-		StopReason: stopReason(ch.FinishReason),
-		Usage:      llm.Usage{InputTokens: int(c.Usage.PromptTokens), OutputTokens: int(c.Usage.CompletionTokens)},
-	}
+	ch := resp.Choices[0]
+	out := llm.Response{Text: ch.Message.Content, StopReason: stopReason(ch.FinishReason), Usage: usage(resp.Usage)}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue
@@ -117,25 +182,40 @@ func (m *Model) Generate(ctx context.Context, req llm.Request) (llm.Response, er
 // before the Done event.
 func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		params, err := m.params(req)
+		body, err := m.body(req, true)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		params.StreamOptions.IncludeUsage = param.NewOpt(true)
-		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
-		defer stream.Close()
+		resp, err := m.client.Stream(ctx, m.base+"/chat/completions", m.header(), body)
+		if err != nil {
+			yield(llm.Event{}, m.wrap(err))
+			return
+		}
+		defer resp.Body.Close()
 		type partial struct {
 			id, name string
 			args     []byte
 		}
-		calls := map[int64]*partial{}
-		var usage llm.Usage
-		finish := ""
-		for stream.Next() {
-			chunk := stream.Current()
-			if chunk.Usage.PromptTokens > 0 || chunk.Usage.CompletionTokens > 0 {
-				usage = llm.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+		calls := map[int]*partial{}
+		var u llm.Usage
+		finish, done := "", false
+		for data, err := range httpx.Events(resp.Body) {
+			if err != nil {
+				yield(llm.Event{}, fmt.Errorf("%s: read the stream: %w", m.provider, err))
+				return
+			}
+			if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
+				done = true
+				break
+			}
+			var chunk response
+			if err := json.Unmarshal(data, &chunk); err != nil {
+				yield(llm.Event{}, fmt.Errorf("%s: a stream event: %w", m.provider, err))
+				return
+			}
+			if chunk.Usage != nil {
+				u = usage(chunk.Usage)
 			}
 			if len(chunk.Choices) == 0 {
 				continue
@@ -158,118 +238,120 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 				}
 				p.args = append(p.args, tc.Function.Arguments...)
 			}
-			if ch.Delta.Content != "" {
-				if !yield(llm.Event{Text: ch.Delta.Content}, nil) {
-					return
-				}
-			}
-		}
-		if err := stream.Err(); err != nil {
-			yield(llm.Event{}, m.wrap(err))
-			return
-		}
-		idx := make([]int64, 0, len(calls))
-		for i := range calls {
-			idx = append(idx, i)
-		}
-		sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
-		for _, i := range idx {
-			p := calls[i]
-			tc := &llm.ToolCall{ID: p.id, Name: p.name, Arguments: arguments(string(p.args))}
-			if !yield(llm.Event{ToolCall: tc}, nil) {
+			if ch.Delta.Content != "" && !yield(llm.Event{Text: ch.Delta.Content}, nil) {
 				return
 			}
 		}
-		yield(llm.Event{Done: true, Usage: usage, StopReason: stopReason(finish)}, nil)
+		if !done && finish == "" {
+			yield(llm.Event{}, fmt.Errorf("%s: the stream ended before the reply did", m.provider))
+			return
+		}
+		idx := make([]int, 0, len(calls))
+		for i := range calls {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			p := calls[i]
+			if !yield(llm.Event{ToolCall: &llm.ToolCall{ID: p.id, Name: p.name, Arguments: arguments(string(p.args))}}, nil) {
+				return
+			}
+		}
+		yield(llm.Event{Done: true, Usage: u, StopReason: stopReason(finish)}, nil)
 	}
 }
 
-// params maps a request to the API's parameters.
-func (m *Model) params(req llm.Request) (oai.ChatCompletionNewParams, error) {
-	if err := req.Check(); err != nil {
-		return oai.ChatCompletionNewParams{}, err
+// header authorises a request; a compatible server without a key gets
+// none.
+func (m *Model) header() map[string]string {
+	if m.key == "" {
+		return nil
 	}
-	p := oai.ChatCompletionNewParams{Model: shared.ChatModel(m.model)}
+	return map[string]string{"Authorization": "Bearer " + m.key}
+}
+
+// body maps a request to the API's JSON.
+func (m *Model) body(req llm.Request, stream bool) (*request, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	out := &request{Model: m.model, MaxCompletionTokens: req.MaxTokens, Temperature: req.Temperature, Stream: stream}
+	if stream {
+		out.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
 	for _, msg := range req.Messages {
+		var v any
 		switch msg.Role {
-		case llm.RoleSystem:
-			p.Messages = append(p.Messages, oai.SystemMessage(msg.Content))
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, oai.UserMessage(msg.Content))
-		case llm.RoleTool:
-			p.Messages = append(p.Messages, oai.ToolMessage(msg.Content, msg.ToolCallID))
 		case llm.RoleAssistant:
-			a := oai.ChatCompletionAssistantMessageParam{}
+			a := struct {
+				Role      string     `json:"role"`
+				Content   *string    `json:"content"`
+				ToolCalls []sentCall `json:"tool_calls,omitempty"`
+			}{Role: string(msg.Role)}
 			if msg.Content != "" || len(msg.ToolCalls) == 0 {
-				a.Content.OfString = param.NewOpt(msg.Content)
+				a.Content = &msg.Content
 			}
 			for _, tc := range msg.ToolCalls {
 				args := string(tc.Arguments)
 				if args == "" {
 					args = "{}"
 				}
-				a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       tc.ID,
-						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-					},
-				})
+				a.ToolCalls = append(a.ToolCalls, sentCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: args}})
 			}
-			p.Messages = append(p.Messages, oai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+			v = a
+		case llm.RoleTool:
+			v = struct {
+				Role       string `json:"role"`
+				Content    string `json:"content"`
+				ToolCallID string `json:"tool_call_id"`
+			}{string(msg.Role), msg.Content, msg.ToolCallID}
+		default:
+			v = struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			}{string(msg.Role), msg.Content}
 		}
+		j, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encode a message: %w", m.provider, err)
+		}
+		out.Messages = append(out.Messages, j)
 	}
 	for _, t := range req.Tools {
-		def := shared.FunctionDefinitionParam{Name: t.Name}
-		if t.Description != "" {
-			def.Description = param.NewOpt(t.Description)
+		d := toolDef{Type: "function"}
+		d.Function.Name, d.Function.Description, d.Function.Parameters = t.Name, t.Description, t.Parameters
+		if len(d.Function.Parameters) == 0 {
+			d.Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		params := map[string]any{"type": "object", "properties": map[string]any{}}
-		if len(t.Parameters) > 0 {
-			params = nil
-			if err := json.Unmarshal(t.Parameters, &params); err != nil {
-				return p, fmt.Errorf("%s: tool %q parameters: %w", m.provider, t.Name, err)
-			}
-		}
-		def.Parameters = params
-		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(def))
+		out.Tools = append(out.Tools, d)
 	}
 	switch req.ToolChoice {
 	case "":
 	case llm.ToolChoiceAuto, llm.ToolChoiceNone, llm.ToolChoiceRequired:
-		p.ToolChoice.OfAuto = param.NewOpt(req.ToolChoice)
+		out.ToolChoice = req.ToolChoice
 	default:
-		p.ToolChoice = oai.ToolChoiceOptionFunctionToolChoice(oai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice})
+		out.ToolChoice = map[string]any{"type": "function", "function": map[string]string{"name": req.ToolChoice}}
 	}
 	if req.Schema != nil {
-		var schema map[string]any
-		if err := json.Unmarshal(req.Schema.Schema, &schema); err != nil {
-			return p, fmt.Errorf("%s: schema: %w", m.provider, err)
-		}
-		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: req.Schema.SchemaName(), Schema: schema},
-		}
+		rf := &responseFormat{Type: "json_schema"}
+		rf.JSONSchema.Name, rf.JSONSchema.Schema = req.Schema.SchemaName(), req.Schema.Schema
+		out.ResponseFormat = rf
 	}
-	if req.MaxTokens > 0 {
-		p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
-	}
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
-	}
-	return p, nil
+	return out, nil
 }
 
-// wrap turns the SDK's error, whose text omits the body, into an
-// llm.APIError that carries the body's message.
+func usage(u *usageJSON) llm.Usage {
+	if u == nil {
+		return llm.Usage{}
+	}
+	return llm.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
+}
+
+// wrap turns a status error into an llm.APIError with the body's message.
 func (m *Model) wrap(err error) error {
-	var apiErr *oai.Error
-	if errors.As(err, &apiErr) {
-		msg := apiErr.Message
-		if msg == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
-			// The SDK keeps the body readable for diagnostics.
-			body, _ := io.ReadAll(io.LimitReader(apiErr.Response.Body, 64<<10))
-			msg = llm.BodyMessage(body)
-		}
-		return &llm.APIError{Provider: m.provider, StatusCode: apiErr.StatusCode, Message: msg}
+	var se *httpx.StatusError
+	if errors.As(err, &se) {
+		return &llm.APIError{Provider: m.provider, StatusCode: se.StatusCode, Message: llm.BodyMessage([]byte(se.Body))}
 	}
 	return fmt.Errorf("%s: %w", m.provider, err)
 }
