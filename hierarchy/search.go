@@ -146,6 +146,38 @@ type NeighborRef struct {
 	Weight float64 `json:"weight"`
 }
 
+// attachmentFinder is a hierarchy store that looks attachments up by
+// document (the embedded store); the others are read whole.
+type attachmentFinder interface {
+	AttachmentsOf(ctx context.Context, coll string, docIDs []string) ([]store.Attachment, error)
+}
+
+// loadFor loads the nodes and, of the attachments, at least the hits'
+// (only theirs where the store can look them up: a search must not read
+// every chunk's attachment to place ten results).
+func (h *Hierarchy) loadFor(ctx context.Context, hits []store.Hit) (*state, error) {
+	af, ok := h.hs.(attachmentFinder)
+	if !ok {
+		return h.load(ctx, true)
+	}
+	st, err := h.load(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(hits))
+	for i, hit := range hits {
+		ids[i] = hit.Doc.ID
+	}
+	if st.atts, err = af.AttachmentsOf(ctx, h.coll.Name(), ids); err != nil {
+		return nil, fmt.Errorf("hierarchy of %q: %w", h.coll.Name(), err)
+	}
+	st.byDoc = make(map[string]int, len(st.atts))
+	for i, a := range st.atts {
+		st.byDoc[a.DocID] = i
+	}
+	return st, nil
+}
+
 // Context returns, for each hit in order, its node, that node's direct
 // neighbours and the other results linked to it.
 func (h *Hierarchy) Context(ctx context.Context, hits []store.Hit) ([]ResultContext, error) {
@@ -153,7 +185,7 @@ func (h *Hierarchy) Context(ctx context.Context, hits []store.Hit) ([]ResultCont
 	if len(hits) == 0 {
 		return out, nil
 	}
-	st, err := h.load(ctx, true)
+	st, err := h.loadFor(ctx, hits)
 	if err != nil {
 		return nil, err
 	}

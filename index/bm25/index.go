@@ -144,6 +144,9 @@ type Index struct {
 	fwdOff []uint64  // the doc's term ids in fwd, ascending, delta-varint
 	fwdLen []uint32
 	fwd    []byte
+	// fwdStale marks forward lists not derived yet (after Read); the
+	// first write that needs them derives all of them from the postings.
+	fwdStale bool
 
 	live  bitset.Set // documents that are in the index
 	dirty bitset.Set // deleted documents still present in postings
@@ -350,6 +353,9 @@ func growTo[T any](s []T, n int) []T {
 
 // forEachTerm calls f with each term id of doc, ascending.
 func (x *Index) forEachTerm(doc uint32, f func(t uint32)) {
+	if x.fwdStale {
+		x.rebuildForward()
+	}
 	b := x.fwd[x.fwdOff[doc] : x.fwdOff[doc]+uint64(x.fwdLen[doc])]
 	t := uint64(0)
 	for len(b) > 0 {
@@ -404,6 +410,9 @@ func (x *Index) purge(doc uint32) {
 // compact drops every deleted document from the lists, makes the score
 // bounds exact again and rewrites the forward lists without the dead ones.
 func (x *Index) compact() {
+	if x.fwdStale {
+		x.rebuildForward()
+	}
 	for t := range x.lists {
 		l := &x.lists[t]
 		j := 0

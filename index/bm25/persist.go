@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -217,7 +218,7 @@ func (d *decoder) str(what string) string {
 // Read loads an index written by WriteTo. A file that fails its checksum or
 // structural checks yields an error wrapping ErrCorrupt.
 func Read(r io.Reader) (*Index, error) {
-	data, err := io.ReadAll(r)
+	data, err := readAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("bm25: read: %w", err)
 	}
@@ -367,12 +368,29 @@ func decode(d *decoder) (*Index, error) {
 		}
 	}
 	x.acc = make([]tfPair, len(x.terms))
-	x.rebuildForward()
+	// The forward lists are derived from the postings when a write first
+	// needs them: an index opened to be searched never does.
+	x.fwdStale = true
 	return x, nil
 }
 
-// rebuildForward derives each document's term list from the postings.
+// readAll reads r whole, in one allocation when r tells its length (as
+// the embedded store's checkpoint reader does): growing a buffer by
+// doubling copies a large index several times over.
+func readAll(r io.Reader) ([]byte, error) {
+	l, ok := r.(interface{ Len() int })
+	if !ok || l.Len() <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, l.Len()+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
+// rebuildForward derives each document's term list from the postings,
+// which hold every document still present in them, live or deleted.
 func (x *Index) rebuildForward() {
+	x.fwdStale = false
 	counts := make([]uint32, len(x.ext)+1)
 	for t := range x.lists {
 		for _, d := range x.lists[t].docs {

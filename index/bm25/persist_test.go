@@ -132,3 +132,53 @@ func FuzzRead(f *testing.F) {
 		_, _ = Read(bytes.NewReader(data))
 	})
 }
+
+// TestReadDefersForwardLists: an index read from disk derives its forward
+// lists only when a write first needs them, and writes in any order after
+// the read (an add before the first delete, deletes that compact) leave it
+// searching exactly as the index that never left memory.
+func TestReadDefersForwardLists(t *testing.T) {
+	x := buildSmall(t, Config{}, 300)
+	var buf bytes.Buffer
+	if _, err := x.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	y, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !y.fwdStale || len(y.fwd) != 0 {
+		t.Fatal("Read derived the forward lists")
+	}
+	c := newCorpus(7)
+	for _, ix := range []*Index{x, y} {
+		if err := ix.Add(1001, Doc{ID: "new", Text: "quarry stone search"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !y.fwdStale {
+		t.Fatal("an add derived the forward lists")
+	}
+	for i := range 200 {
+		for _, ix := range []*Index{x, y} {
+			if err := ix.Delete(uint32(i * 2)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := y.Delete(1001); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Delete(1001); err != nil {
+		t.Fatal(err)
+	}
+	if y.fwdStale || y.deadPostings != x.deadPostings || y.postingCount != x.postingCount {
+		t.Fatalf("after the deletes: stale %v, dead %d/%d, postings %d/%d", y.fwdStale, y.deadPostings, x.deadPostings, y.postingCount, x.postingCount)
+	}
+	for range 200 {
+		q := c.text(3)
+		if a, b := x.Search(q, 10, SearchOptions{}), y.Search(q, 10, SearchOptions{}); !slices.Equal(a, b) {
+			t.Fatalf("query %q: %v after load, want %v", q, b, a)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/quarry-rag/quarry/store"
@@ -217,6 +218,48 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
 	}
+	return out, nil
+}
+
+// AttachmentsOf returns the attachments of the given documents, ordered by
+// doc id; unattached ids are skipped. A search places its hits in the
+// hierarchy with it, reading a few rows instead of every attachment.
+func (b *Backend) AttachmentsOf(ctx context.Context, coll string, docIDs []string) ([]store.Attachment, error) {
+	cid, err := collectionID(ctx, b.r, coll)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Attachment
+	const batch = 500 // well under SQLite's limit on bound parameters
+	for start := 0; start < len(docIDs); start += batch {
+		ids := docIDs[start:min(start+batch, len(docIDs))]
+		args := make([]any, 0, len(ids)+1)
+		args = append(args, cid)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		q := `SELECT doc_id, node_id, source_type, source_name, file FROM kb_chunks WHERE collection_id = ? AND doc_id IN (?` +
+			strings.Repeat(",?", len(ids)-1) + `)`
+		rows, err := b.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("attachments of %q: %w", coll, err)
+		}
+		for rows.Next() {
+			var a store.Attachment
+			if err := rows.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("attachments of %q: %w", coll, err)
+			}
+			out = append(out, a)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("attachments of %q: %w", coll, err)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Attachment) int { return strings.Compare(a.DocID, b.DocID) })
+	out = slices.CompactFunc(out, func(a, b store.Attachment) bool { return a.DocID == b.DocID })
 	return out, nil
 }
 

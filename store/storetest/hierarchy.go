@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -132,6 +133,24 @@ func testHierarchy(t *testing.T, s *store.Store) {
 	want := []store.Attachment{{DocID: "c1", NodeID: api.ID, Source: src}, {DocID: "c2", NodeID: guides.ID, Source: src, File: "/data/guides/refunds.md"}}
 	if err != nil || !reflect.DeepEqual(atts, want) {
 		t.Errorf("attachments: got %+v %v, want %+v", atts, err, want)
+	}
+	// A store that looks attachments up by document gives the same rows,
+	// each once, in doc id order, skipping ids without one; more ids than
+	// one query binds are fine.
+	if af, ok := hs.(interface {
+		AttachmentsOf(ctx context.Context, coll string, docIDs []string) ([]store.Attachment, error)
+	}); ok {
+		ids := []string{"c2", "nope", "c1", "c2"}
+		for i := range 1200 {
+			ids = append(ids, fmt.Sprintf("absent-%d", i))
+		}
+		got, err := af.AttachmentsOf(ctx(t), "kb", ids)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("attachments of %d ids: got %+v %v, want %+v", len(ids), got, err, want)
+		}
+		if got, err := af.AttachmentsOf(ctx(t), "kb", nil); err != nil || len(got) != 0 {
+			t.Errorf("attachments of no ids: %+v %v", got, err)
+		}
 	}
 
 	// Links: upsert by key (the seed's idempotent upsert_link), replace by type.
