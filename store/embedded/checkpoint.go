@@ -61,11 +61,7 @@ func (c *coll) load(ctx context.Context) error {
 		if !errors.Is(err, os.ErrNotExist) {
 			c.b.log.Warn("embedded store: checkpoint unusable, rebuilding from rows", "collection", c.cfg.Name, "err", err)
 		}
-		// Drop it, so the next checkpoint is written even at the same
-		// sequence number.
-		if rmErr := os.RemoveAll(c.b.indexDir(c.cfg.Name)); rmErr != nil {
-			c.b.log.Warn("embedded store: cannot remove an unusable checkpoint", "collection", c.cfg.Name, "err", rmErr)
-		}
+		c.dropCheckpoint()
 		return c.rebuild(ctx)
 	}
 	c.seq = seq
@@ -76,6 +72,9 @@ func (c *coll) load(ctx context.Context) error {
 	if seq > dbSeq {
 		c.b.log.Warn("embedded store: checkpoint is ahead of the database, rebuilding from rows", "collection", c.cfg.Name)
 		return c.rebuild(ctx)
+	}
+	if seq == dbSeq {
+		return nil // up to date: the graph is read when first needed
 	}
 	return c.catchUp(ctx)
 }
@@ -146,28 +145,25 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err := gob.NewDecoder(bytes.NewReader(metaRaw)).Decode(&mf); err != nil {
 		return 0, fmt.Errorf("meta: %w", err)
 	}
-	// The two indexes decode side by side: they share nothing, and opening
-	// a collection then takes about as long as the larger of them.
-	var vec *hnsw.Index
-	var vecErr error
-	vecDone := make(chan struct{})
-	go func() {
-		defer close(vecDone)
-		vecErr = stream("hnsw.bin", func(r io.Reader) (err error) { vec, err = hnsw.Read(r); return err })
-	}()
+	// The graph is not read here (see graph): only the file it will be
+	// read from is noted, with its identity, so a checkpoint another
+	// process writes over it later is not mistaken for it.
+	gpath := filepath.Join(ck, "hnsw.bin")
+	gst, err := os.Stat(gpath)
+	if err != nil {
+		return 0, fmt.Errorf("graph: %w", err)
+	}
+	if gst.Size() != m.Sizes["hnsw.bin"] {
+		return 0, fmt.Errorf("hnsw.bin: %d bytes, the manifest says %d", gst.Size(), m.Sizes["hnsw.bin"])
+	}
 	var kw *bm25.Index
-	kwErr := stream("bm25.bin", func(r io.Reader) (err error) { kw, err = bm25.Read(r); return err })
-	<-vecDone
-	if vecErr != nil {
-		return 0, fmt.Errorf("graph: %w", vecErr)
+	if err := stream("bm25.bin", func(r io.Reader) (err error) { kw, err = bm25.Read(r); return err }); err != nil {
+		return 0, fmt.Errorf("keyword index: %w", err)
 	}
-	if kwErr != nil {
-		return 0, fmt.Errorf("keyword index: %w", kwErr)
-	}
-	if vec.Dim() != c.cfg.Model.Dimension || len(mf.Keys) != len(mf.Lists) {
+	if len(mf.Keys) != len(mf.Lists) {
 		return 0, fmt.Errorf("checkpoint does not fit the collection")
 	}
-	if err := c.install(ids, mf, vec); err != nil {
+	if err := c.install(ids, mf, &graphFile{path: gpath, info: gst}); err != nil {
 		return 0, err
 	}
 	if kw.Len() != len(c.ids) {
@@ -182,8 +178,9 @@ func (c *coll) readCheckpoint() (int64, error) {
 	return m.Seq, nil
 }
 
-// install replaces the indexes with checkpointed ones.
-func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
+// install replaces the indexes with checkpointed ones, the graph still on
+// disk.
+func (c *coll) install(ids idsFile, mf metaFile, graph *graphFile) error {
 	c.ext = ids.Ext
 	c.ids = make(map[string]uint32, len(ids.Ext))
 	c.live = bitset.New(len(ids.Ext))
@@ -191,16 +188,12 @@ func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
 		if e == "" {
 			continue
 		}
-		if !vec.Contains(uint32(i)) {
-			return fmt.Errorf("checkpoint: document %s has no graph node", e)
-		}
 		c.ids[e] = uint32(i)
 		c.live.Add(uint32(i))
 	}
-	if len(c.ids) != vec.Len() {
-		return fmt.Errorf("checkpoint: %d documents but %d graph nodes", len(c.ids), vec.Len())
-	}
-	c.vec = vec
+	c.vecMu.Lock()
+	c.vec, c.pending = nil, graph
+	c.vecMu.Unlock()
 	m := newMetaIndex(c.cfg.Schema)
 	for i, k := range mf.Keys {
 		if _, ok := m.fields[k.Field]; !ok {
@@ -231,6 +224,104 @@ func (c *coll) install(ids idsFile, mf metaFile, vec *hnsw.Index) error {
 	}
 	c.meta = m
 	return nil
+}
+
+// errGraphReplaced is a graph file that another process's checkpoint
+// replaced after this one opened: it may not fit the ids read then.
+var errGraphReplaced = errors.New("the file was replaced since the collection opened")
+
+// graphFile is a checkpoint's graph not read yet: its path and what the
+// file was when the checkpoint was opened.
+type graphFile struct {
+	path string
+	info os.FileInfo
+}
+
+// graph returns the vector index, reading it from the checkpoint on first
+// use and checking it fits the documents the checkpoint holds. Callers
+// hold mu, for reading or writing.
+func (c *coll) graph() (*hnsw.Index, error) {
+	c.vecMu.Lock()
+	defer c.vecMu.Unlock()
+	if c.pending == nil {
+		return c.vec, nil
+	}
+	vec, err := c.readGraph(c.pending)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: graph checkpoint: %w", c.cfg.Name, err)
+	}
+	c.vec, c.pending = vec, nil
+	return vec, nil
+}
+
+func (c *coll) readGraph(g *graphFile) (*hnsw.Index, error) {
+	f, err := os.Open(g.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(st, g.info) || st.Size() != g.info.Size() || !st.ModTime().Equal(g.info.ModTime()) {
+		return nil, errGraphReplaced
+	}
+	vec, err := hnsw.Read(sizedReader{bufio.NewReaderSize(f, 1<<20), int(st.Size())})
+	if err != nil {
+		return nil, err
+	}
+	if vec.Dim() != c.cfg.Model.Dimension {
+		return nil, fmt.Errorf("graph of dimension %d for a collection of %d", vec.Dim(), c.cfg.Model.Dimension)
+	}
+	for e, id := range c.ids {
+		if !vec.Contains(id) {
+			return nil, fmt.Errorf("document %s has no graph node", e)
+		}
+	}
+	if len(c.ids) != vec.Len() {
+		return nil, fmt.Errorf("%d documents but %d graph nodes", len(c.ids), vec.Len())
+	}
+	return vec, nil
+}
+
+// ensureGraph brings the graph into memory, or, when its checkpoint file
+// is unusable, rebuilds every index from the rows. Callers hold mu for
+// writing.
+func (c *coll) ensureGraph(ctx context.Context) error {
+	_, err := c.graph()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, errGraphReplaced) {
+		c.b.log.Info("embedded store: a newer checkpoint replaced the one opened, rebuilding from rows", "collection", c.cfg.Name)
+	} else {
+		c.b.log.Warn("embedded store: checkpoint unusable, rebuilding from rows", "collection", c.cfg.Name, "err", err)
+		c.dropCheckpoint()
+	}
+	return c.rebuild(ctx)
+}
+
+// dropCheckpoint removes an unusable checkpoint, so the next one is
+// written even at the same sequence number.
+func (c *coll) dropCheckpoint() {
+	if err := os.RemoveAll(c.b.indexDir(c.cfg.Name)); err != nil {
+		c.b.log.Warn("embedded store: cannot remove an unusable checkpoint", "collection", c.cfg.Name, "err", err)
+	}
+}
+
+// loadGraph is ensureGraph for a read, before it takes mu for reading:
+// reading the graph needs mu only for reading, a rebuild for writing.
+func (c *coll) loadGraph(ctx context.Context) error {
+	c.mu.RLock()
+	_, err := c.graph()
+	c.mu.RUnlock()
+	if err == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ensureGraph(ctx)
 }
 
 // checkpointIfDue checkpoints the collection when its journal holds rows
@@ -352,7 +443,11 @@ func (c *coll) writeCheckpoint(name string) error {
 	if err := write("meta.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(mf) }); err != nil {
 		return err
 	}
-	if err := write("hnsw.bin", func(w io.Writer) error { _, err := c.vec.WriteTo(w); return err }); err != nil {
+	vec, err := c.graph()
+	if err != nil {
+		return err
+	}
+	if err := write("hnsw.bin", func(w io.Writer) error { _, err := vec.WriteTo(w); return err }); err != nil {
 		return err
 	}
 	if err := write("bm25.bin", func(w io.Writer) error { _, err := c.kw.WriteTo(w); return err }); err != nil {

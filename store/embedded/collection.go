@@ -37,9 +37,18 @@ type coll struct {
 	ids  map[string]uint32 // external id → internal id
 	ext  []string          // internal id → external id ("" when free)
 	live *bitset.Set
-	vec  *hnsw.Index
 	kw   *bm25.Index
 	meta *metaIndex
+
+	// vec is the graph. After a collection opens from a checkpoint it
+	// stays on disk (pending) until a vector search or a write needs it:
+	// a keyword search never does, and the graph is most of a
+	// checkpoint. vecMu guards vec and pending, since two readers sharing
+	// mu may both ask for the graph first; writers, which hold mu alone,
+	// still go through graph so there is one way in.
+	vecMu   sync.Mutex
+	vec     *hnsw.Index
+	pending *graphFile
 
 	// savedMu guards savedSeq and savedAt, the last write whose indexes
 	// are on disk and when that was known, and savedCost, how long the
@@ -72,7 +81,9 @@ func (c *coll) reset() error {
 	c.ids = map[string]uint32{}
 	c.ext = nil
 	c.live = bitset.New(0)
-	c.vec = v
+	c.vecMu.Lock()
+	c.vec, c.pending = v, nil
+	c.vecMu.Unlock()
 	c.kw = kw
 	c.meta = newMetaIndex(c.cfg.Schema)
 	return nil
@@ -80,8 +91,12 @@ func (c *coll) reset() error {
 
 // add indexes a document, replacing any document with the same id.
 func (c *coll) add(d *document.Document) error {
+	vec, err := c.graph()
+	if err != nil {
+		return fmt.Errorf("index document %s: %w", d.ID, err)
+	}
 	c.remove(d.ID)
-	id, err := c.vec.Add(d.Embedding)
+	id, err := vec.Add(d.Embedding)
 	if err != nil {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
@@ -104,7 +119,9 @@ func (c *coll) remove(extID string) {
 	if !ok {
 		return
 	}
-	_ = c.vec.Delete(id) // the id is live: Delete cannot fail
+	if vec, err := c.graph(); err == nil {
+		_ = vec.Delete(id) // the id is live: Delete cannot fail
+	}
 	_ = c.kw.Delete(id)
 	c.live.Remove(id)
 	c.meta.remove(id)
@@ -115,9 +132,13 @@ func (c *coll) remove(extID string) {
 // compactIfNeeded unlinks deleted graph nodes once they are a tenth of the
 // graph: tombstones slow searches, and compaction frees their ids.
 func (c *coll) compactIfNeeded() {
-	if d := c.vec.Deleted(); d > 0 && d*10 >= c.vec.Len()+d {
+	vec, err := c.graph()
+	if err != nil {
+		return
+	}
+	if d := vec.Deleted(); d > 0 && d*10 >= vec.Len()+d {
 		c.meta.purge() // compaction frees ids for reuse
-		c.vec.Compact()
+		vec.Compact()
 	}
 }
 
@@ -129,7 +150,9 @@ func (c *coll) allow(f filter.Expr) (*bitset.Set, error) {
 	if f == nil {
 		return c.live, nil
 	}
-	s, err := c.meta.compile(f, c.vec.IDLimit())
+	// Every live id is below len(c.ext), and the result keeps live ids
+	// only, so the graph (maybe not read yet) need not say its id limit.
+	s, err := c.meta.compile(f, len(c.ext))
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +178,12 @@ func (c *coll) refresh(ctx context.Context) error {
 	return c.catchUp(ctx)
 }
 
-// catchUp replays the journal written after c.seq. Callers hold mu.
+// catchUp replays the journal written after c.seq. Every write starts
+// with it, so it first brings the graph into memory. Callers hold mu.
 func (c *coll) catchUp(ctx context.Context) error {
+	if err := c.ensureGraph(ctx); err != nil {
+		return err
+	}
 	var dbSeq, ckptSeq int64
 	err := c.b.r.QueryRowContext(ctx, `SELECT seq, ckpt_seq FROM collections WHERE id = ?`, c.cid).Scan(&dbSeq, &ckptSeq)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -225,7 +252,7 @@ func (c *coll) rebuild(ctx context.Context) error {
 	if err := c.b.r.QueryRowContext(ctx, `SELECT count(*) FROM documents WHERE collection_id = ?`, c.cid).Scan(&n); err != nil {
 		return fmt.Errorf("count rows of %q: %w", c.cfg.Name, err)
 	}
-	c.vec.Grow(n)
+	c.vec.Grow(n) // reset made a fresh graph
 	err := c.b.scanDocs(ctx, `SELECT `+docColumns(true)+` WHERE d.collection_id = ? ORDER BY d.seq, d.id`, []any{c.cid}, func(d *document.Document) error {
 		return c.add(d)
 	})
@@ -292,6 +319,9 @@ func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k i
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.loadGraph(ctx); err != nil {
+		return nil, err
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	allow, err := c.allow(f)
@@ -314,14 +344,18 @@ func (c *coll) vectorIDs(q []float32, allow *bitset.Set, all bool, k int) ([]uin
 	if n == 0 {
 		return nil, nil, nil
 	}
+	vec, err := c.graph()
+	if err != nil {
+		return nil, nil, fmt.Errorf("vector search in %q: %w", c.cfg.Name, err)
+	}
 	want := k + tieSlack
 	opt := hnsw.SearchOptions{Allow: allow}
-	if c.vec.ExactFor(allow, want, 0) {
+	if vec.ExactFor(allow, want, 0) {
 		want = n
 	} else if all {
 		opt.Allow = nil // every live node: a plain graph walk
 	}
-	res, err := c.vec.Search(q, want, opt)
+	res, err := vec.Search(q, want, opt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("vector search in %q: %w", c.cfg.Name, err)
 	}
@@ -338,6 +372,9 @@ func (c *coll) vectorIDs(q []float32, allow *bitset.Set, all bool, k int) ([]uin
 // top k rows.
 func (c *coll) searchHybrid(ctx context.Context, req store.SearchRequest) ([]store.Hit, error) {
 	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.loadGraph(ctx); err != nil {
 		return nil, err
 	}
 	c.mu.RLock()

@@ -13,3 +13,17 @@ var (
 	ToStorage = toStorage
 	Hydrate   = hydrate
 )
+
+// GraphPending reports whether a loaded collection's graph is still on
+// disk, not read yet.
+func (b *Backend) GraphPending(name string) bool {
+	b.mu.Lock()
+	c := b.colls[name]
+	b.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.vecMu.Lock()
+	defer c.vecMu.Unlock()
+	return c.pending != nil
+}
