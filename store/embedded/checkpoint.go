@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quarry-rag/quarry/index/bitset"
@@ -121,21 +122,19 @@ func (c *coll) readCheckpoint() (int64, error) {
 		return 0, err
 	}
 	// The index files check themselves and are most of the checkpoint:
-	// stream them instead of holding a second copy in memory.
-	stream := func(file string, fn func(io.Reader) error) error {
-		f, err := os.Open(filepath.Join(ck, file))
+	// they are not read here (see graph and keyword), only noted with
+	// their identity, so a checkpoint another process writes over them
+	// later is not mistaken for this one.
+	note := func(file string) (*indexFile, error) {
+		p := filepath.Join(ck, file)
+		st, err := os.Stat(p)
 		if err != nil {
-			return err
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return err
+			return nil, err
 		}
 		if st.Size() != m.Sizes[file] {
-			return fmt.Errorf("%s: %d bytes, the manifest says %d", file, st.Size(), m.Sizes[file])
+			return nil, fmt.Errorf("%s: %d bytes, the manifest says %d", file, st.Size(), m.Sizes[file])
 		}
-		return fn(sizedReader{bufio.NewReaderSize(f, 1<<20), int(st.Size())})
+		return &indexFile{path: p, info: st}, nil
 	}
 	var ids idsFile
 	if err := gob.NewDecoder(bytes.NewReader(idsRaw)).Decode(&ids); err != nil {
@@ -145,42 +144,26 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err := gob.NewDecoder(bytes.NewReader(metaRaw)).Decode(&mf); err != nil {
 		return 0, fmt.Errorf("meta: %w", err)
 	}
-	// The graph is not read here (see graph): only the file it will be
-	// read from is noted, with its identity, so a checkpoint another
-	// process writes over it later is not mistaken for it.
-	gpath := filepath.Join(ck, "hnsw.bin")
-	gst, err := os.Stat(gpath)
+	graph, err := note("hnsw.bin")
 	if err != nil {
 		return 0, fmt.Errorf("graph: %w", err)
 	}
-	if gst.Size() != m.Sizes["hnsw.bin"] {
-		return 0, fmt.Errorf("hnsw.bin: %d bytes, the manifest says %d", gst.Size(), m.Sizes["hnsw.bin"])
-	}
-	var kw *bm25.Index
-	if err := stream("bm25.bin", func(r io.Reader) (err error) { kw, err = bm25.Read(r); return err }); err != nil {
+	keyword, err := note("bm25.bin")
+	if err != nil {
 		return 0, fmt.Errorf("keyword index: %w", err)
 	}
 	if len(mf.Keys) != len(mf.Lists) {
 		return 0, fmt.Errorf("checkpoint does not fit the collection")
 	}
-	if err := c.install(ids, mf, &graphFile{path: gpath, info: gst}); err != nil {
+	if err := c.install(ids, mf, graph, keyword); err != nil {
 		return 0, err
 	}
-	if kw.Len() != len(c.ids) {
-		return 0, fmt.Errorf("checkpoint: %d documents but %d in the keyword index", len(c.ids), kw.Len())
-	}
-	for _, id := range c.ids {
-		if !kw.Contains(id) {
-			return 0, fmt.Errorf("checkpoint: document %d missing from the keyword index", id)
-		}
-	}
-	c.kw = kw
 	return m.Seq, nil
 }
 
-// install replaces the indexes with checkpointed ones, the graph still on
-// disk.
-func (c *coll) install(ids idsFile, mf metaFile, graph *graphFile) error {
+// install replaces the indexes with checkpointed ones, the graph and the
+// keyword index still on disk.
+func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) error {
 	c.ext = ids.Ext
 	c.ids = make(map[string]uint32, len(ids.Ext))
 	c.live = bitset.New(len(ids.Ext))
@@ -192,8 +175,11 @@ func (c *coll) install(ids idsFile, mf metaFile, graph *graphFile) error {
 		c.live.Add(uint32(i))
 	}
 	c.vecMu.Lock()
-	c.vec, c.pending = nil, graph
+	c.vec, c.vecFile = nil, graph
 	c.vecMu.Unlock()
+	c.kwMu.Lock()
+	c.kw, c.kwFile = nil, keyword
+	c.kwMu.Unlock()
 	m := newMetaIndex(c.cfg.Schema)
 	for i, k := range mf.Keys {
 		if _, ok := m.fields[k.Field]; !ok {
@@ -226,15 +212,32 @@ func (c *coll) install(ids idsFile, mf metaFile, graph *graphFile) error {
 	return nil
 }
 
-// errGraphReplaced is a graph file that another process's checkpoint
-// replaced after this one opened: it may not fit the ids read then.
-var errGraphReplaced = errors.New("the file was replaced since the collection opened")
+// errReplaced is an index file that another process's checkpoint replaced
+// after this one opened: it may not fit the ids read then.
+var errReplaced = errors.New("the file was replaced since the collection opened")
 
-// graphFile is a checkpoint's graph not read yet: its path and what the
-// file was when the checkpoint was opened.
-type graphFile struct {
+// indexFile is a checkpoint's index file not read yet: its path and what
+// the file was when the checkpoint was opened.
+type indexFile struct {
 	path string
 	info os.FileInfo
+}
+
+// open opens the file, if it is still the one noted.
+func (f *indexFile) open() (*os.File, sizedReader, error) {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return nil, sizedReader{}, err
+	}
+	st, err := fh.Stat()
+	if err == nil && (!os.SameFile(st, f.info) || st.Size() != f.info.Size() || !st.ModTime().Equal(f.info.ModTime())) {
+		err = errReplaced
+	}
+	if err != nil {
+		fh.Close()
+		return nil, sizedReader{}, err
+	}
+	return fh, sizedReader{bufio.NewReaderSize(fh, 1<<20), int(st.Size())}, nil
 }
 
 // graph returns the vector index, reading it from the checkpoint on first
@@ -243,57 +246,95 @@ type graphFile struct {
 func (c *coll) graph() (*hnsw.Index, error) {
 	c.vecMu.Lock()
 	defer c.vecMu.Unlock()
-	if c.pending == nil {
+	if c.vecFile == nil {
 		return c.vec, nil
 	}
-	vec, err := c.readGraph(c.pending)
+	fh, r, err := c.vecFile.open()
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: graph checkpoint: %w", c.cfg.Name, err)
 	}
-	c.vec, c.pending = vec, nil
+	defer fh.Close()
+	vec, err := hnsw.Read(r)
+	if err == nil {
+		err = c.fits(vec.Dim(), vec.Len(), vec.Contains)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: graph checkpoint: %w", c.cfg.Name, err)
+	}
+	c.vec, c.vecFile = vec, nil
 	return vec, nil
 }
 
-func (c *coll) readGraph(g *graphFile) (*hnsw.Index, error) {
-	f, err := os.Open(g.path)
+// keyword is graph for the BM25 index.
+func (c *coll) keyword() (*bm25.Index, error) {
+	c.kwMu.Lock()
+	defer c.kwMu.Unlock()
+	if c.kwFile == nil {
+		return c.kw, nil
+	}
+	fh, r, err := c.kwFile.open()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("collection %q: keyword index checkpoint: %w", c.cfg.Name, err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	defer fh.Close()
+	kw, err := bm25.Read(r)
+	if err == nil {
+		err = c.fits(c.cfg.Model.Dimension, kw.Len(), kw.Contains)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("collection %q: keyword index checkpoint: %w", c.cfg.Name, err)
 	}
-	if !os.SameFile(st, g.info) || st.Size() != g.info.Size() || !st.ModTime().Equal(g.info.ModTime()) {
-		return nil, errGraphReplaced
-	}
-	vec, err := hnsw.Read(sizedReader{bufio.NewReaderSize(f, 1<<20), int(st.Size())})
-	if err != nil {
-		return nil, err
-	}
-	if vec.Dim() != c.cfg.Model.Dimension {
-		return nil, fmt.Errorf("graph of dimension %d for a collection of %d", vec.Dim(), c.cfg.Model.Dimension)
+	c.kw, c.kwFile = kw, nil
+	return kw, nil
+}
+
+// fits checks an index read from the checkpoint holds exactly the
+// checkpoint's documents.
+func (c *coll) fits(dim, n int, has func(uint32) bool) error {
+	if dim != c.cfg.Model.Dimension {
+		return fmt.Errorf("dimension %d for a collection of %d", dim, c.cfg.Model.Dimension)
 	}
 	for e, id := range c.ids {
-		if !vec.Contains(id) {
-			return nil, fmt.Errorf("document %s has no graph node", e)
+		if !has(id) {
+			return fmt.Errorf("document %s is not in it", e)
 		}
 	}
-	if len(c.ids) != vec.Len() {
-		return nil, fmt.Errorf("%d documents but %d graph nodes", len(c.ids), vec.Len())
+	if n != len(c.ids) {
+		return fmt.Errorf("%d documents but %d in the index", len(c.ids), n)
 	}
-	return vec, nil
+	return nil
 }
 
-// ensureGraph brings the graph into memory, or, when its checkpoint file
-// is unusable, rebuilds every index from the rows. Callers hold mu for
-// writing.
-func (c *coll) ensureGraph(ctx context.Context) error {
-	_, err := c.graph()
+// The indexes a request needs.
+const (
+	needGraph = 1 << iota
+	needKeyword
+)
+
+// read brings the indexes needed into memory, side by side when both are:
+// they share nothing. Callers hold mu, for reading or writing.
+func (c *coll) read(need int) error {
+	var gerr, kerr error
+	var wg sync.WaitGroup
+	if need&needGraph != 0 {
+		wg.Go(func() { _, gerr = c.graph() })
+	}
+	if need&needKeyword != 0 {
+		_, kerr = c.keyword()
+	}
+	wg.Wait()
+	return errors.Join(gerr, kerr)
+}
+
+// ensureIndexes brings both indexes into memory, or, when a checkpoint
+// file is unusable, rebuilds every index from the rows. Callers hold mu
+// for writing.
+func (c *coll) ensureIndexes(ctx context.Context) error {
+	err := c.read(needGraph | needKeyword)
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, errGraphReplaced) {
+	if errors.Is(err, errReplaced) {
 		c.b.log.Info("embedded store: a newer checkpoint replaced the one opened, rebuilding from rows", "collection", c.cfg.Name)
 	} else {
 		c.b.log.Warn("embedded store: checkpoint unusable, rebuilding from rows", "collection", c.cfg.Name, "err", err)
@@ -310,18 +351,19 @@ func (c *coll) dropCheckpoint() {
 	}
 }
 
-// loadGraph is ensureGraph for a read, before it takes mu for reading:
-// reading the graph needs mu only for reading, a rebuild for writing.
-func (c *coll) loadGraph(ctx context.Context) error {
+// load brings the indexes a read needs into memory before the read takes
+// mu for reading: reading them needs mu only for reading, a rebuild for
+// writing.
+func (c *coll) loadIndexes(ctx context.Context, need int) error {
 	c.mu.RLock()
-	_, err := c.graph()
+	err := c.read(need)
 	c.mu.RUnlock()
 	if err == nil {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.ensureGraph(ctx)
+	return c.ensureIndexes(ctx)
 }
 
 // checkpointIfDue checkpoints the collection when its journal holds rows
@@ -443,11 +485,10 @@ func (c *coll) writeCheckpoint(name string) error {
 	if err := write("meta.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(mf) }); err != nil {
 		return err
 	}
-	vec, err := c.graph()
-	if err != nil {
+	if err := c.read(needGraph | needKeyword); err != nil {
 		return err
 	}
-	if err := write("hnsw.bin", func(w io.Writer) error { _, err := vec.WriteTo(w); return err }); err != nil {
+	if err := write("hnsw.bin", func(w io.Writer) error { _, err := c.vec.WriteTo(w); return err }); err != nil {
 		return err
 	}
 	if err := write("bm25.bin", func(w io.Writer) error { _, err := c.kw.WriteTo(w); return err }); err != nil {

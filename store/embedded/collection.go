@@ -37,18 +37,22 @@ type coll struct {
 	ids  map[string]uint32 // external id → internal id
 	ext  []string          // internal id → external id ("" when free)
 	live *bitset.Set
-	kw   *bm25.Index
 	meta *metaIndex
 
-	// vec is the graph. After a collection opens from a checkpoint it
-	// stays on disk (pending) until a vector search or a write needs it:
-	// a keyword search never does, and the graph is most of a
-	// checkpoint. vecMu guards vec and pending, since two readers sharing
-	// mu may both ask for the graph first; writers, which hold mu alone,
-	// still go through graph so there is one way in.
+	// vec is the graph and kw the BM25 index. After a collection opens
+	// from a checkpoint each stays on disk (vecFile, kwFile) until a
+	// search or a write first needs it: a keyword search never reads the
+	// graph, a vector search never the BM25 index, and they are most of
+	// a checkpoint. vecMu and kwMu guard them, since two readers sharing
+	// mu may both ask for an index first; outside read, graph and
+	// keyword, only a writer holding mu, after ensureIndexes, uses the
+	// fields.
 	vecMu   sync.Mutex
 	vec     *hnsw.Index
-	pending *graphFile
+	vecFile *indexFile
+	kwMu    sync.Mutex
+	kw      *bm25.Index
+	kwFile  *indexFile
 
 	// savedMu guards savedSeq and savedAt, the last write whose indexes
 	// are on disk and when that was known, and savedCost, how long the
@@ -82,21 +86,22 @@ func (c *coll) reset() error {
 	c.ext = nil
 	c.live = bitset.New(0)
 	c.vecMu.Lock()
-	c.vec, c.pending = v, nil
+	c.vec, c.vecFile = v, nil
 	c.vecMu.Unlock()
-	c.kw = kw
+	c.kwMu.Lock()
+	c.kw, c.kwFile = kw, nil
+	c.kwMu.Unlock()
 	c.meta = newMetaIndex(c.cfg.Schema)
 	return nil
 }
 
 // add indexes a document, replacing any document with the same id.
 func (c *coll) add(d *document.Document) error {
-	vec, err := c.graph()
-	if err != nil {
+	if err := c.read(needGraph | needKeyword); err != nil {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
 	c.remove(d.ID)
-	id, err := vec.Add(d.Embedding)
+	id, err := c.vec.Add(d.Embedding)
 	if err != nil {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
@@ -119,10 +124,11 @@ func (c *coll) remove(extID string) {
 	if !ok {
 		return
 	}
-	if vec, err := c.graph(); err == nil {
-		_ = vec.Delete(id) // the id is live: Delete cannot fail
+	if c.read(needGraph|needKeyword) == nil {
+		// Both ids are live: the deletes cannot fail.
+		_ = c.vec.Delete(id)
+		_ = c.kw.Delete(id)
 	}
-	_ = c.kw.Delete(id)
 	c.live.Remove(id)
 	c.meta.remove(id)
 	c.ext[id] = ""
@@ -179,9 +185,9 @@ func (c *coll) refresh(ctx context.Context) error {
 }
 
 // catchUp replays the journal written after c.seq. Every write starts
-// with it, so it first brings the graph into memory. Callers hold mu.
+// with it, so it first brings the indexes into memory. Callers hold mu.
 func (c *coll) catchUp(ctx context.Context) error {
-	if err := c.ensureGraph(ctx); err != nil {
+	if err := c.ensureIndexes(ctx); err != nil {
 		return err
 	}
 	var dbSeq, ckptSeq int64
@@ -319,7 +325,7 @@ func (c *coll) searchVector(ctx context.Context, q []float32, f filter.Expr, k i
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.loadGraph(ctx); err != nil {
+	if err := c.loadIndexes(ctx, needGraph); err != nil {
 		return nil, err
 	}
 	c.mu.RLock()
@@ -344,7 +350,7 @@ func (c *coll) vectorIDs(q []float32, allow *bitset.Set, all bool, k int) ([]uin
 	if n == 0 {
 		return nil, nil, nil
 	}
-	vec, err := c.graph()
+	vec, err := c.graph() // read by loadIndexes: this only returns it
 	if err != nil {
 		return nil, nil, fmt.Errorf("vector search in %q: %w", c.cfg.Name, err)
 	}
@@ -374,7 +380,7 @@ func (c *coll) searchHybrid(ctx context.Context, req store.SearchRequest) ([]sto
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.loadGraph(ctx); err != nil {
+	if err := c.loadIndexes(ctx, needGraph|needKeyword); err != nil {
 		return nil, err
 	}
 	c.mu.RLock()
@@ -401,7 +407,7 @@ func (c *coll) searchHybrid(ctx context.Context, req store.SearchRequest) ([]sto
 	kwDone := make(chan struct{})
 	go func() {
 		defer close(kwDone)
-		kres = c.kw.Search(req.Query, branch, opt)
+		kres = c.kw.Search(req.Query, branch, opt) // read by loadIndexes
 	}()
 	vids, vscores, err := c.vectorIDs(req.Embedding, allow, req.Filter == nil, branch)
 	<-kwDone
@@ -473,6 +479,9 @@ func (c *coll) searchKeyword(ctx context.Context, query string, f filter.Expr, k
 	if err := c.refresh(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.loadIndexes(ctx, needKeyword); err != nil {
+		return nil, err
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var opt bm25.SearchOptions
@@ -486,7 +495,7 @@ func (c *coll) searchKeyword(ctx context.Context, query string, f filter.Expr, k
 		}
 		opt.Allow = allow
 	}
-	res := c.kw.Search(query, k, opt)
+	res := c.kw.Search(query, k, opt) // read by loadIndexes
 	ids := make([]uint32, len(res))
 	scores := make([]float64, len(res))
 	for i, h := range res {

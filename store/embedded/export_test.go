@@ -14,16 +14,20 @@ var (
 	Hydrate   = hydrate
 )
 
-// GraphPending reports whether a loaded collection's graph is still on
-// disk, not read yet.
-func (b *Backend) GraphPending(name string) bool {
+// Pending reports whether a loaded collection's graph and keyword index
+// are still on disk, not read yet.
+func (b *Backend) Pending(name string) (graph, keyword bool) {
 	b.mu.Lock()
 	c := b.colls[name]
 	b.mu.Unlock()
 	if c == nil {
-		return false
+		return false, false
 	}
 	c.vecMu.Lock()
-	defer c.vecMu.Unlock()
-	return c.pending != nil
+	graph = c.vecFile != nil
+	c.vecMu.Unlock()
+	c.kwMu.Lock()
+	keyword = c.kwFile != nil
+	c.kwMu.Unlock()
+	return graph, keyword
 }

@@ -58,40 +58,61 @@ func openLogged(t *testing.T, dir string) (*store.Store, *embedded.Backend, *loc
 	return store.New(b), b, log
 }
 
-// TestKeywordSearchLeavesGraphOnDisk: a collection opened from a
-// checkpoint reads its graph only when something needs it — keyword
-// searches, counts and gets do not; a vector search or a write does.
-func TestKeywordSearchLeavesGraphOnDisk(t *testing.T) {
-	for _, first := range []string{"vector search", "write"} {
-		t.Run(first, func(t *testing.T) {
+// TestIndexesReadWhenNeeded: a collection opened from a checkpoint reads
+// each index only when something needs it — counts read neither, a
+// keyword search only the BM25 index, a vector search only the graph, a
+// hybrid search or a write both.
+func TestIndexesReadWhenNeeded(t *testing.T) {
+	type pending struct{ graph, keyword bool }
+	search := func(mode store.Mode) func(t *testing.T, c *store.Collection) {
+		return func(t *testing.T, c *store.Collection) {
+			d := batch(1)[3]
+			hits, err := c.Search(t.Context(), store.SearchRequest{Mode: mode, Query: "batch document", Embedding: d.Embedding, TopK: 5})
+			if err != nil || len(hits) != 5 {
+				t.Fatalf("%s search: %d hits, %v", mode, len(hits), err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		first func(t *testing.T, c *store.Collection)
+		left  pending
+	}{
+		{"count", func(t *testing.T, c *store.Collection) {
+			if n, err := c.Count(t.Context(), nil); err != nil || n != 40 {
+				t.Fatalf("count %d, %v", n, err)
+			}
+		}, pending{true, true}},
+		{"keyword search", search(store.ModeKeyword), pending{true, false}},
+		{"vector search", search(store.ModeVector), pending{false, true}},
+		{"hybrid search", search(store.ModeHybrid), pending{false, false}},
+		{"write", func(t *testing.T, c *store.Collection) {
+			if err := c.Upsert(t.Context(), batch(9)); err != nil {
+				t.Fatal(err)
+			}
+		}, pending{false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			dir := checkpointed(t)
 			s, b, log := openLogged(t, dir)
 			defer s.Close()
 			c := ensure(t, s)
-			hits, err := c.Search(t.Context(), store.SearchRequest{Mode: store.ModeKeyword, Query: "batch document", TopK: 5})
-			if err != nil || len(hits) != 5 {
-				t.Fatalf("keyword search: %d hits, %v", len(hits), err)
+			if g, k := b.Pending("docs"); !g || !k {
+				t.Fatalf("opening read an index: graph pending %v, keyword %v", g, k)
 			}
-			if n, err := c.Count(t.Context(), nil); err != nil || n != 40 {
-				t.Fatalf("count %d, %v", n, err)
+			tc.first(t, c)
+			if g, k := b.Pending("docs"); (pending{g, k}) != tc.left {
+				t.Fatalf("after a %s: pending %+v, want %+v", tc.name, pending{g, k}, tc.left)
 			}
-			if !b.GraphPending("docs") {
-				t.Fatal("a keyword search read the graph")
+			want := 4
+			if tc.name == "write" {
+				want = 5
 			}
-			if first == "write" {
-				if err := c.Upsert(t.Context(), batch(9)); err != nil {
-					t.Fatal(err)
-				}
-				if b.GraphPending("docs") {
-					t.Fatal("a write left the graph on disk")
-				}
-			}
-			present := verify(t, dir, c, 9)
-			if b.GraphPending("docs") {
-				t.Fatal("a vector search left the graph on disk")
-			}
-			if want := map[string]int{"vector search": 4, "write": 5}[first]; len(present) != want {
+			if present := verify(t, dir, c, 9); len(present) != want {
 				t.Errorf("batches %v, want %d", present, want)
+			}
+			if hits, err := c.Search(t.Context(), store.SearchRequest{Mode: store.ModeKeyword, Query: "batch 2 document 7", TopK: 1}); err != nil || len(hits) != 1 || hits[0].Doc.ID != "b0002-07" {
+				t.Errorf("keyword search after: %+v %v", hits, err)
 			}
 			if strings.Contains(log.String(), "rebuilding") {
 				t.Errorf("a sound checkpoint was rebuilt: %s", log)
@@ -100,13 +121,19 @@ func TestKeywordSearchLeavesGraphOnDisk(t *testing.T) {
 	}
 }
 
-// TestDamagedGraphFoundLate: a graph damaged on disk is found when it is
-// first read, after the collection opened and served keyword searches;
-// the indexes are rebuilt from the rows, the damaged checkpoint dropped,
-// and the next open reads a sound one.
-func TestDamagedGraphFoundLate(t *testing.T) {
+// TestDamagedIndexFoundLate: an index damaged on disk is found when it is
+// first read, after the collection opened and served what did not need
+// it; the indexes are rebuilt from the rows, the damaged checkpoint
+// dropped, and the next open reads a sound one.
+func TestDamagedIndexFoundLate(t *testing.T) {
+	for _, tc := range []struct{ file, serve string }{{"hnsw.bin", "keyword"}, {"bm25.bin", "vector"}} {
+		t.Run(tc.file, func(t *testing.T) { damagedLate(t, tc.file, store.Mode(tc.serve)) })
+	}
+}
+
+func damagedLate(t *testing.T, file string, serve store.Mode) {
 	dir := checkpointed(t)
-	p := filepath.Join(dir, "index", "docs", "ckpt-4", "hnsw.bin")
+	p := filepath.Join(dir, "index", "docs", "ckpt-4", file)
 	raw, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -115,13 +142,16 @@ func TestDamagedGraphFoundLate(t *testing.T) {
 	if err := os.WriteFile(p, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, b, log := openLogged(t, dir)
+	s, _, log := openLogged(t, dir)
 	c := ensure(t, s)
-	if _, err := c.Search(t.Context(), store.SearchRequest{Mode: store.ModeKeyword, Query: "batch", TopK: 3}); err != nil {
+	if _, err := c.Search(t.Context(), store.SearchRequest{Mode: serve, Query: "batch", Embedding: batch(0)[0].Embedding, TopK: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if !b.GraphPending("docs") {
-		t.Fatal("the graph was read at open")
+	if strings.Contains(log.String(), "rebuilding") {
+		t.Fatalf("the damage was found before the index was needed: %s", log)
+	}
+	if _, err := c.Search(t.Context(), store.SearchRequest{Mode: store.ModeHybrid, Query: "batch", Embedding: batch(0)[0].Embedding, TopK: 3}); err != nil {
+		t.Fatal(err)
 	}
 	if present := verify(t, dir, c, 4); len(present) != 4 {
 		t.Errorf("batches after the repair: %v", present)
@@ -178,7 +208,7 @@ func TestReplacedGraphNotTrusted(t *testing.T) {
 	if present := verify(t, dir, c, 4); len(present) != 4 {
 		t.Errorf("batches: %v", present)
 	}
-	if b.GraphPending("docs") || !strings.Contains(log.String(), "a newer checkpoint replaced the one opened") {
+	if g, _ := b.Pending("docs"); g || !strings.Contains(log.String(), "a newer checkpoint replaced the one opened") {
 		t.Errorf("the replaced file was read: %s", log)
 	}
 	if _, err := os.Stat(p); err != nil {
