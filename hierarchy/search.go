@@ -147,7 +147,8 @@ type NeighborRef struct {
 }
 
 // attachmentFinder is a hierarchy store that looks attachments up by
-// document (the embedded store); the others are read whole.
+// document (the embedded, PostgreSQL and MariaDB stores); the others are
+// read whole.
 type attachmentFinder interface {
 	AttachmentsOf(ctx context.Context, coll string, docIDs []string) ([]store.Attachment, error)
 }

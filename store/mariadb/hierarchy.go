@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -200,6 +201,46 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+// AttachmentsOf returns the attachments of the given documents, ordered by
+// doc id; unattached ids are skipped. A search places its hits in the
+// hierarchy with it, reading a few rows instead of every attachment.
+func (b *Backend) AttachmentsOf(ctx context.Context, coll string, docIDs []string) ([]store.Attachment, error) {
+	if _, err := b.info(ctx, coll); err != nil {
+		return nil, err
+	}
+	var out []store.Attachment
+	const batch = 500
+	for start := 0; start < len(docIDs); start += batch {
+		ids := docIDs[start:min(start+batch, len(docIDs))]
+		args := make([]any, 0, len(ids)+1)
+		args = append(args, coll)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		q := `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks WHERE collection = ? AND doc_id IN (?` +
+			strings.Repeat(",?", len(ids)-1) + `)`
+		if err := func() error {
+			rows, err := b.db.QueryContext(ctx, q, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var a store.Attachment
+				if err := rows.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File); err != nil {
+					return err
+				}
+				out = append(out, a)
+			}
+			return rows.Err()
+		}(); err != nil {
+			return nil, fmt.Errorf("mariadb: attachments of %q: %w", coll, err)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Attachment) int { return strings.Compare(a.DocID, b.DocID) })
+	return slices.CompactFunc(out, func(a, b store.Attachment) bool { return a.DocID == b.DocID }), nil
 }
 
 // Attach implements store.HierarchyStore.

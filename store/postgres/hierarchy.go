@@ -181,6 +181,33 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 	return out, nil
 }
 
+// AttachmentsOf returns the attachments of the given documents, ordered by
+// doc id; unattached ids are skipped. A search places its hits in the
+// hierarchy with it, reading a few rows instead of every attachment.
+func (b *Backend) AttachmentsOf(ctx context.Context, coll string, docIDs []string) ([]store.Attachment, error) {
+	if len(docIDs) == 0 {
+		return nil, nil
+	}
+	cid, err := b.hierCollectionID(ctx, b.db, coll)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := b.db.Query(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks
+		WHERE collection_id = $1 AND doc_id = ANY($2) ORDER BY doc_id COLLATE "C"`, cid, docIDs)
+	if err != nil {
+		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Attachment, error) {
+		var a store.Attachment
+		err := r.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File)
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
+	}
+	return out, nil
+}
+
 // Attach implements store.HierarchyStore.
 func (b *Backend) Attach(ctx context.Context, coll string, atts []store.Attachment, detach []string) error {
 	return b.hierTx(ctx, coll, func(tx pgx.Tx, cid int) error {
