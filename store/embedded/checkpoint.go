@@ -255,8 +255,11 @@ func (c *coll) graph() (*hnsw.Index, error) {
 	}
 	defer fh.Close()
 	vec, err := hnsw.Read(r)
+	if err == nil && vec.Dim() != c.cfg.Model.Dimension {
+		err = fmt.Errorf("dimension %d for a collection of %d", vec.Dim(), c.cfg.Model.Dimension)
+	}
 	if err == nil {
-		err = c.fits(vec.Dim(), vec.Len(), vec.Contains)
+		err = c.fits(vec.Len(), vec.Contains)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: graph checkpoint: %w", c.cfg.Name, err)
@@ -279,7 +282,7 @@ func (c *coll) keyword() (*bm25.Index, error) {
 	defer fh.Close()
 	kw, err := bm25.Read(r)
 	if err == nil {
-		err = c.fits(c.cfg.Model.Dimension, kw.Len(), kw.Contains)
+		err = c.fits(kw.Len(), kw.Contains)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("collection %q: keyword index checkpoint: %w", c.cfg.Name, err)
@@ -290,10 +293,7 @@ func (c *coll) keyword() (*bm25.Index, error) {
 
 // fits checks an index read from the checkpoint holds exactly the
 // checkpoint's documents.
-func (c *coll) fits(dim, n int, has func(uint32) bool) error {
-	if dim != c.cfg.Model.Dimension {
-		return fmt.Errorf("dimension %d for a collection of %d", dim, c.cfg.Model.Dimension)
-	}
+func (c *coll) fits(n int, has func(uint32) bool) error {
 	for e, id := range c.ids {
 		if !has(id) {
 			return fmt.Errorf("document %s is not in it", e)
@@ -311,13 +311,24 @@ const (
 	needKeyword
 )
 
-// read brings the indexes needed into memory, side by side when both are:
-// they share nothing. Callers hold mu, for reading or writing.
+// read brings the indexes needed into memory, side by side when both are
+// still on disk: they share nothing. Callers hold mu, for reading or
+// writing. Once they are in memory it only takes two locks, so every
+// write may call it.
 func (c *coll) read(need int) error {
+	c.vecMu.Lock()
+	both := need == needGraph|needKeyword && c.vecFile != nil
+	c.vecMu.Unlock()
+	c.kwMu.Lock()
+	both = both && c.kwFile != nil
+	c.kwMu.Unlock()
 	var gerr, kerr error
 	var wg sync.WaitGroup
-	if need&needGraph != 0 {
+	switch {
+	case both:
 		wg.Go(func() { _, gerr = c.graph() })
+	case need&needGraph != 0:
+		_, gerr = c.graph()
 	}
 	if need&needKeyword != 0 {
 		_, kerr = c.keyword()
@@ -351,8 +362,8 @@ func (c *coll) dropCheckpoint() {
 	}
 }
 
-// load brings the indexes a read needs into memory before the read takes
-// mu for reading: reading them needs mu only for reading, a rebuild for
+// loadIndexes brings the indexes a read needs into memory before the read
+// takes mu for reading: reading them needs mu only for reading, a rebuild for
 // writing.
 func (c *coll) loadIndexes(ctx context.Context, need int) error {
 	c.mu.RLock()
