@@ -6,7 +6,6 @@
 package mistral
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,12 +13,12 @@ import (
 	"iter"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/quarry-rag/quarry/internal/httpx"
 	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/llm/internal/chatcompletions"
 )
 
 // EnvAPIKey is the environment variable the key is read from.
@@ -75,17 +74,13 @@ func New(cfg Config) (*Model, error) {
 	return &Model{base: base, model: cfg.Model, key: key, client: c}, nil
 }
 
-// Wire format of /v1/chat/completions.
+// Wire format of a /v1/chat/completions request; the reply is
+// chatcompletions'.
 type (
-	function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
 	toolCall struct {
-		ID       string   `json:"id,omitempty"`
-		Type     string   `json:"type,omitempty"`
-		Index    int      `json:"index,omitempty"`
-		Function function `json:"function"`
+		ID       string                   `json:"id,omitempty"`
+		Type     string                   `json:"type,omitempty"`
+		Function chatcompletions.Function `json:"function"`
 	}
 	message struct {
 		Role       string     `json:"role"`
@@ -120,18 +115,6 @@ type (
 		Temperature    *float64        `json:"temperature,omitempty"`
 		Stream         bool            `json:"stream,omitempty"`
 	}
-	usageJSON struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	}
-	response struct {
-		Choices []struct {
-			Message      message `json:"message"`
-			Delta        message `json:"delta"`
-			FinishReason string  `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *usageJSON `json:"usage"`
-	}
 )
 
 // Generate implements llm.ChatModel.
@@ -140,19 +123,11 @@ func (m *Model) Generate(ctx context.Context, req llm.Request) (llm.Response, er
 	if err != nil {
 		return llm.Response{}, err
 	}
-	var resp response
+	var resp chatcompletions.Response
 	if err := m.client.PostJSON(ctx, m.base+"/chat/completions", m.header(), body, &resp); err != nil {
 		return llm.Response{}, wrap(err)
 	}
-	if len(resp.Choices) == 0 {
-		return llm.Response{}, errors.New("mistral: the reply holds no choice")
-	}
-	ch := resp.Choices[0]
-	out := llm.Response{Text: ch.Message.Content, StopReason: stopReason(ch.FinishReason), Usage: usage(resp.Usage)}
-	for _, tc := range ch.Message.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: arguments(tc.Function.Arguments)})
-	}
-	return out, nil
+	return chatcompletions.Reply("mistral", &resp, stopReason)
 }
 
 // Stream implements llm.ChatModel over server-sent events. Tool calls may
@@ -171,71 +146,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			return
 		}
 		defer resp.Body.Close()
-		type partial struct {
-			id, name string
-			args     []byte
-		}
-		calls := map[int]*partial{}
-		var u llm.Usage
-		finish, done := "", false
-		for data, err := range httpx.Events(resp.Body) {
-			if err != nil {
-				yield(llm.Event{}, fmt.Errorf("mistral: read the stream: %w", err))
-				return
-			}
-			if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
-				done = true
-				break
-			}
-			var chunk response
-			if err := json.Unmarshal(data, &chunk); err != nil {
-				yield(llm.Event{}, fmt.Errorf("mistral: a stream event: %w", err))
-				return
-			}
-			if chunk.Usage != nil {
-				u = usage(chunk.Usage)
-			}
-			if len(chunk.Choices) == 0 {
-				continue
-			}
-			ch := chunk.Choices[0]
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				p := calls[tc.Index]
-				if p == nil {
-					p = &partial{}
-					calls[tc.Index] = p
-				}
-				if tc.ID != "" {
-					p.id = tc.ID
-				}
-				if tc.Function.Name != "" {
-					p.name = tc.Function.Name
-				}
-				p.args = append(p.args, tc.Function.Arguments...)
-			}
-			if ch.Delta.Content != "" && !yield(llm.Event{Text: ch.Delta.Content}, nil) {
-				return
-			}
-		}
-		if !done && finish == "" {
-			yield(llm.Event{}, errors.New("mistral: the stream ended before the reply did"))
-			return
-		}
-		idx := make([]int, 0, len(calls))
-		for i := range calls {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for _, i := range idx {
-			p := calls[i]
-			if !yield(llm.Event{ToolCall: &llm.ToolCall{ID: p.id, Name: p.name, Arguments: arguments(string(p.args))}}, nil) {
-				return
-			}
-		}
-		yield(llm.Event{Done: true, Usage: u, StopReason: stopReason(finish)}, nil)
+		chatcompletions.Stream("mistral", resp.Body, stopReason, yield)
 	}
 }
 
@@ -258,7 +169,7 @@ func (m *Model) body(req llm.Request, stream bool) (*request, error) {
 			if args == "" {
 				args = "{}"
 			}
-			mm.ToolCalls = append(mm.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: args}})
+			mm.ToolCalls = append(mm.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: chatcompletions.Function{Name: tc.Name, Arguments: args}})
 		}
 		if msg.Role == llm.RoleTool {
 			mm.Name = names[msg.ToolCallID]
@@ -290,13 +201,6 @@ func (m *Model) body(req llm.Request, stream bool) (*request, error) {
 	return out, nil
 }
 
-func usage(u *usageJSON) llm.Usage {
-	if u == nil {
-		return llm.Usage{}
-	}
-	return llm.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
-}
-
 func stopReason(s string) string {
 	switch s {
 	case "stop":
@@ -307,19 +211,6 @@ func stopReason(s string) string {
 		return llm.StopToolCalls
 	}
 	return s
-}
-
-// arguments keeps a call's arguments as JSON; broken JSON is quoted as a
-// string rather than corrupting the message.
-func arguments(s string) json.RawMessage {
-	if s == "" {
-		return json.RawMessage("{}")
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	q, _ := json.Marshal(s)
-	return q
 }
 
 // wrap turns a status error into an llm.APIError with the body's message.

@@ -11,7 +11,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,12 +18,12 @@ import (
 	"iter"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/quarry-rag/quarry/internal/httpx"
 	"github.com/quarry-rag/quarry/llm"
+	"github.com/quarry-rag/quarry/llm/internal/chatcompletions"
 )
 
 // EnvAPIKey is the environment variable the key is read from.
@@ -88,23 +87,14 @@ func New(cfg Config) (*Model, error) {
 	return &Model{base: base, model: cfg.Model, key: key, provider: provider, client: c}, nil
 }
 
-// Wire format of /v1/chat/completions.
+// Wire format of a /v1/chat/completions request; the reply is
+// chatcompletions'.
 type (
-	function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	toolCall struct {
-		ID       string   `json:"id,omitempty"`
-		Type     string   `json:"type,omitempty"`
-		Index    int      `json:"index"`
-		Function function `json:"function"`
-	}
 	// sentCall is a tool call in a sent message, which has no index.
 	sentCall struct {
-		ID       string   `json:"id"`
-		Type     string   `json:"type"`
-		Function function `json:"function"`
+		ID       string                   `json:"id"`
+		Type     string                   `json:"type"`
+		Function chatcompletions.Function `json:"function"`
 	}
 	toolDef struct {
 		Type     string `json:"type"`
@@ -135,22 +125,6 @@ type (
 		Stream              bool              `json:"stream,omitempty"`
 		StreamOptions       *streamOptions    `json:"stream_options,omitempty"`
 	}
-	usageJSON struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-	}
-	reply struct {
-		Content   string     `json:"content"`
-		ToolCalls []toolCall `json:"tool_calls"`
-	}
-	response struct {
-		Choices []struct {
-			Message      reply  `json:"message"`
-			Delta        reply  `json:"delta"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *usageJSON `json:"usage"`
-	}
 )
 
 // Generate implements llm.ChatModel.
@@ -159,22 +133,11 @@ func (m *Model) Generate(ctx context.Context, req llm.Request) (llm.Response, er
 	if err != nil {
 		return llm.Response{}, err
 	}
-	var resp response
+	var resp chatcompletions.Response
 	if err := m.client.PostJSON(ctx, m.base+"/chat/completions", m.header(), body, &resp); err != nil {
 		return llm.Response{}, m.wrap(err)
 	}
-	if len(resp.Choices) == 0 {
-		return llm.Response{}, fmt.Errorf("%s: the reply holds no choice", m.provider)
-	}
-	ch := resp.Choices[0]
-	out := llm.Response{Text: ch.Message.Content, StopReason: stopReason(ch.FinishReason), Usage: usage(resp.Usage)}
-	for _, tc := range ch.Message.ToolCalls {
-		if tc.Type != "" && tc.Type != "function" {
-			continue
-		}
-		out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: arguments(tc.Function.Arguments)})
-	}
-	return out, nil
+	return chatcompletions.Reply(m.provider, &resp, stopReason)
 }
 
 // Stream implements llm.ChatModel over the API's server-sent events. Tool
@@ -193,71 +156,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event
 			return
 		}
 		defer resp.Body.Close()
-		type partial struct {
-			id, name string
-			args     []byte
-		}
-		calls := map[int]*partial{}
-		var u llm.Usage
-		finish, done := "", false
-		for data, err := range httpx.Events(resp.Body) {
-			if err != nil {
-				yield(llm.Event{}, fmt.Errorf("%s: read the stream: %w", m.provider, err))
-				return
-			}
-			if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
-				done = true
-				break
-			}
-			var chunk response
-			if err := json.Unmarshal(data, &chunk); err != nil {
-				yield(llm.Event{}, fmt.Errorf("%s: a stream event: %w", m.provider, err))
-				return
-			}
-			if chunk.Usage != nil {
-				u = usage(chunk.Usage)
-			}
-			if len(chunk.Choices) == 0 {
-				continue
-			}
-			ch := chunk.Choices[0]
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
-			}
-			for _, tc := range ch.Delta.ToolCalls {
-				p := calls[tc.Index]
-				if p == nil {
-					p = &partial{}
-					calls[tc.Index] = p
-				}
-				if tc.ID != "" {
-					p.id = tc.ID
-				}
-				if tc.Function.Name != "" {
-					p.name = tc.Function.Name
-				}
-				p.args = append(p.args, tc.Function.Arguments...)
-			}
-			if ch.Delta.Content != "" && !yield(llm.Event{Text: ch.Delta.Content}, nil) {
-				return
-			}
-		}
-		if !done && finish == "" {
-			yield(llm.Event{}, fmt.Errorf("%s: the stream ended before the reply did", m.provider))
-			return
-		}
-		idx := make([]int, 0, len(calls))
-		for i := range calls {
-			idx = append(idx, i)
-		}
-		sort.Ints(idx)
-		for _, i := range idx {
-			p := calls[i]
-			if !yield(llm.Event{ToolCall: &llm.ToolCall{ID: p.id, Name: p.name, Arguments: arguments(string(p.args))}}, nil) {
-				return
-			}
-		}
-		yield(llm.Event{Done: true, Usage: u, StopReason: stopReason(finish)}, nil)
+		chatcompletions.Stream(m.provider, resp.Body, stopReason, yield)
 	}
 }
 
@@ -296,7 +195,7 @@ func (m *Model) body(req llm.Request, stream bool) (*request, error) {
 				if args == "" {
 					args = "{}"
 				}
-				a.ToolCalls = append(a.ToolCalls, sentCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: args}})
+				a.ToolCalls = append(a.ToolCalls, sentCall{ID: tc.ID, Type: "function", Function: chatcompletions.Function{Name: tc.Name, Arguments: args}})
 			}
 			v = a
 		case llm.RoleTool:
@@ -340,13 +239,6 @@ func (m *Model) body(req llm.Request, stream bool) (*request, error) {
 	return out, nil
 }
 
-func usage(u *usageJSON) llm.Usage {
-	if u == nil {
-		return llm.Usage{}
-	}
-	return llm.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
-}
-
 // wrap turns a status error into an llm.APIError with the body's message.
 func (m *Model) wrap(err error) error {
 	var se *httpx.StatusError
@@ -366,17 +258,4 @@ func stopReason(s string) string {
 		return llm.StopToolCalls
 	}
 	return s
-}
-
-// arguments keeps a call's arguments as JSON; a model that streamed broken
-// JSON gets it quoted as a string rather than corrupting the message.
-func arguments(s string) json.RawMessage {
-	if s == "" {
-		return json.RawMessage("{}")
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	q, _ := json.Marshal(s)
-	return q
 }
