@@ -89,14 +89,6 @@ type (
 		ToolCallID string     `json:"tool_call_id,omitempty"`
 		Name       string     `json:"name,omitempty"`
 	}
-	toolDef struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description,omitempty"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
 	responseFormat struct {
 		Type       string `json:"type"`
 		JSONSchema struct {
@@ -106,14 +98,14 @@ type (
 		} `json:"json_schema"`
 	}
 	request struct {
-		Model          string          `json:"model"`
-		Messages       []message       `json:"messages"`
-		Tools          []toolDef       `json:"tools,omitempty"`
-		ToolChoice     any             `json:"tool_choice,omitempty"`
-		ResponseFormat *responseFormat `json:"response_format,omitempty"`
-		MaxTokens      int             `json:"max_tokens,omitempty"`
-		Temperature    *float64        `json:"temperature,omitempty"`
-		Stream         bool            `json:"stream,omitempty"`
+		Model          string                    `json:"model"`
+		Messages       []message                 `json:"messages"`
+		Tools          []chatcompletions.ToolDef `json:"tools,omitempty"`
+		ToolChoice     any                       `json:"tool_choice,omitempty"`
+		ResponseFormat *responseFormat           `json:"response_format,omitempty"`
+		MaxTokens      int                       `json:"max_tokens,omitempty"`
+		Temperature    *float64                  `json:"temperature,omitempty"`
+		Stream         bool                      `json:"stream,omitempty"`
 	}
 )
 
@@ -176,14 +168,7 @@ func (m *Model) body(req llm.Request, stream bool) (*request, error) {
 		}
 		out.Messages = append(out.Messages, mm)
 	}
-	for _, t := range req.Tools {
-		d := toolDef{Type: "function"}
-		d.Function.Name, d.Function.Description, d.Function.Parameters = t.Name, t.Description, t.Parameters
-		if len(d.Function.Parameters) == 0 {
-			d.Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		out.Tools = append(out.Tools, d)
-	}
+	out.Tools = chatcompletions.Tools(req.Tools)
 	switch req.ToolChoice {
 	case "":
 	case llm.ToolChoiceAuto, llm.ToolChoiceNone:

@@ -96,14 +96,6 @@ type (
 		Type     string                   `json:"type"`
 		Function chatcompletions.Function `json:"function"`
 	}
-	toolDef struct {
-		Type     string `json:"type"`
-		Function struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description,omitempty"`
-			Parameters  json.RawMessage `json:"parameters"`
-		} `json:"function"`
-	}
 	responseFormat struct {
 		Type       string `json:"type"`
 		JSONSchema struct {
@@ -115,15 +107,15 @@ type (
 		IncludeUsage bool `json:"include_usage"`
 	}
 	request struct {
-		Model               string            `json:"model"`
-		Messages            []json.RawMessage `json:"messages"`
-		Tools               []toolDef         `json:"tools,omitempty"`
-		ToolChoice          any               `json:"tool_choice,omitempty"`
-		ResponseFormat      *responseFormat   `json:"response_format,omitempty"`
-		MaxCompletionTokens int               `json:"max_completion_tokens,omitempty"`
-		Temperature         *float64          `json:"temperature,omitempty"`
-		Stream              bool              `json:"stream,omitempty"`
-		StreamOptions       *streamOptions    `json:"stream_options,omitempty"`
+		Model               string                    `json:"model"`
+		Messages            []json.RawMessage         `json:"messages"`
+		Tools               []chatcompletions.ToolDef `json:"tools,omitempty"`
+		ToolChoice          any                       `json:"tool_choice,omitempty"`
+		ResponseFormat      *responseFormat           `json:"response_format,omitempty"`
+		MaxCompletionTokens int                       `json:"max_completion_tokens,omitempty"`
+		Temperature         *float64                  `json:"temperature,omitempty"`
+		Stream              bool                      `json:"stream,omitempty"`
+		StreamOptions       *streamOptions            `json:"stream_options,omitempty"`
 	}
 )
 
@@ -216,14 +208,7 @@ func (m *Model) body(req llm.Request, stream bool) (*request, error) {
 		}
 		out.Messages = append(out.Messages, j)
 	}
-	for _, t := range req.Tools {
-		d := toolDef{Type: "function"}
-		d.Function.Name, d.Function.Description, d.Function.Parameters = t.Name, t.Description, t.Parameters
-		if len(d.Function.Parameters) == 0 {
-			d.Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
-		}
-		out.Tools = append(out.Tools, d)
-	}
+	out.Tools = chatcompletions.Tools(req.Tools)
 	switch req.ToolChoice {
 	case "":
 	case llm.ToolChoiceAuto, llm.ToolChoiceNone, llm.ToolChoiceRequired:

@@ -202,23 +202,28 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.r.QueryContext(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM kb_chunks WHERE collection_id = ? ORDER BY doc_id`, cid)
+	out, err := b.attachments(ctx, nil, `WHERE collection_id = ? ORDER BY doc_id`, cid)
 	if err != nil {
 		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
 	}
+	return out, nil
+}
+
+// attachments appends to out the kb_chunks rows that where selects.
+func (b *Backend) attachments(ctx context.Context, out []store.Attachment, where string, args ...any) ([]store.Attachment, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM kb_chunks `+where, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	var out []store.Attachment
 	for rows.Next() {
 		var a store.Attachment
 		if err := rows.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File); err != nil {
-			return nil, fmt.Errorf("attachments of %q: %w", coll, err)
+			return nil, err
 		}
 		out = append(out, a)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // AttachmentsOf returns the attachments of the given documents, ordered by
@@ -238,22 +243,7 @@ func (b *Backend) AttachmentsOf(ctx context.Context, coll string, docIDs []strin
 		for _, id := range ids {
 			args = append(args, id)
 		}
-		q := `SELECT doc_id, node_id, source_type, source_name, file FROM kb_chunks WHERE collection_id = ? AND doc_id IN (?` +
-			strings.Repeat(",?", len(ids)-1) + `)`
-		rows, err := b.r.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("attachments of %q: %w", coll, err)
-		}
-		for rows.Next() {
-			var a store.Attachment
-			if err := rows.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("attachments of %q: %w", coll, err)
-			}
-			out = append(out, a)
-		}
-		err = rows.Err()
-		rows.Close()
+		out, err = b.attachments(ctx, out, `WHERE collection_id = ? AND doc_id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("attachments of %q: %w", coll, err)
 		}

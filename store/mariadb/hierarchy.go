@@ -187,16 +187,25 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 	if _, err := b.info(ctx, coll); err != nil {
 		return nil, err
 	}
-	rows, err := b.db.QueryContext(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks WHERE collection = ? ORDER BY doc_id`, coll)
+	out, err := b.attachments(ctx, nil, `WHERE collection = ? ORDER BY doc_id`, coll)
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: attachments of %q: %w", coll, err)
 	}
+	return out, nil
+}
+
+// attachments appends to out the quarry_node_chunks rows that where
+// selects.
+func (b *Backend) attachments(ctx context.Context, out []store.Attachment, where string, args ...any) ([]store.Attachment, error) {
+	rows, err := b.db.QueryContext(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks `+where, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	var out []store.Attachment
 	for rows.Next() {
 		var a store.Attachment
 		if err := rows.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File); err != nil {
-			return nil, fmt.Errorf("mariadb: attachments of %q: %w", coll, err)
+			return nil, err
 		}
 		out = append(out, a)
 	}
@@ -219,23 +228,8 @@ func (b *Backend) AttachmentsOf(ctx context.Context, coll string, docIDs []strin
 		for _, id := range ids {
 			args = append(args, id)
 		}
-		q := `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks WHERE collection = ? AND doc_id IN (?` +
-			strings.Repeat(",?", len(ids)-1) + `)`
-		if err := func() error {
-			rows, err := b.db.QueryContext(ctx, q, args...)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var a store.Attachment
-				if err := rows.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File); err != nil {
-					return err
-				}
-				out = append(out, a)
-			}
-			return rows.Err()
-		}(); err != nil {
+		var err error
+		if out, err = b.attachments(ctx, out, `WHERE collection = ? AND doc_id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...); err != nil {
 			return nil, fmt.Errorf("mariadb: attachments of %q: %w", coll, err)
 		}
 	}

@@ -166,19 +166,24 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.db.Query(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks WHERE collection_id = $1 ORDER BY doc_id COLLATE "C"`, cid)
-	if err != nil {
-		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Attachment, error) {
-		var a store.Attachment
-		err := r.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File)
-		return a, err
-	})
+	out, err := b.attachments(ctx, `WHERE collection_id = $1 ORDER BY doc_id COLLATE "C"`, cid)
 	if err != nil {
 		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
 	}
 	return out, nil
+}
+
+// attachments reads the quarry_node_chunks rows that where selects.
+func (b *Backend) attachments(ctx context.Context, where string, args ...any) ([]store.Attachment, error) {
+	rows, err := b.db.Query(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Attachment, error) {
+		var a store.Attachment
+		err := r.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File)
+		return a, err
+	})
 }
 
 // AttachmentsOf returns the attachments of the given documents, ordered by
@@ -192,16 +197,7 @@ func (b *Backend) AttachmentsOf(ctx context.Context, coll string, docIDs []strin
 	if err != nil {
 		return nil, err
 	}
-	rows, err := b.db.Query(ctx, `SELECT doc_id, node_id, source_type, source_name, file FROM quarry_node_chunks
-		WHERE collection_id = $1 AND doc_id = ANY($2) ORDER BY doc_id COLLATE "C"`, cid, docIDs)
-	if err != nil {
-		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Attachment, error) {
-		var a store.Attachment
-		err := r.Scan(&a.DocID, &a.NodeID, &a.Source.Type, &a.Source.Name, &a.File)
-		return a, err
-	})
+	out, err := b.attachments(ctx, `WHERE collection_id = $1 AND doc_id = ANY($2) ORDER BY doc_id COLLATE "C"`, cid, docIDs)
 	if err != nil {
 		return nil, fmt.Errorf("attachments of %q: %w", coll, err)
 	}

@@ -16,6 +16,31 @@ import (
 	"github.com/quarry-rag/quarry/llm"
 )
 
+// ToolDef is a tool offered to the model.
+type ToolDef struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// Tools are a request's tools as the API takes them; a tool without
+// parameters takes an empty object.
+func Tools(tools []llm.Tool) []ToolDef {
+	var out []ToolDef
+	for _, t := range tools {
+		d := ToolDef{Type: "function"}
+		d.Function.Name, d.Function.Description, d.Function.Parameters = t.Name, t.Description, t.Parameters
+		if len(d.Function.Parameters) == 0 {
+			d.Function.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // Function is a tool call's function.
 type Function struct {
 	Name      string `json:"name"`
