@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/quarry-rag/quarry/agent"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
@@ -406,6 +407,11 @@ type AskRequest struct {
 	// Profile names the agent profile to answer through, as for Search;
 	// its model and post-processors apply too.
 	Profile string
+	// Agent gathers the passages in steps (package agent): triage, searches
+	// and expansions as tools under the caller's scope, a sufficiency check
+	// after each round, bounded by the knowledge base's [agent] budget; it
+	// abstains when what it gathered does not suffice.
+	Agent bool
 }
 
 // AskResult is a cited answer.
@@ -433,6 +439,9 @@ type AskResult struct {
 	// the answer comes from the others.
 	SourceErrors []retrieve.SourceError `json:"sourceErrors,omitempty"`
 	Usage        llm.Usage              `json:"usage"`
+	// Agent is the agent's run, when the question was asked with Agent:
+	// its triage, steps, queries, verdict and costs.
+	Agent *agent.Gathered `json:"agent,omitempty" doc:"The agent's run (triage, steps, queries, verdict, costs), for questions asked with agent"`
 	// Raw is the pipeline's answer, with the quotes of an extractive one.
 	Raw *rag.Answer `json:"-"`
 }
@@ -443,6 +452,11 @@ type asking struct {
 	req    rag.Request
 	mode   store.Mode
 	thread string // the caller's thread id
+	// agent gathers the passages of an agent question; retr is the
+	// collection's retriever it probes words with, gathered its run.
+	agent    *agent.Agent
+	retr     *retrieve.Collection
+	gathered *agent.Gathered
 }
 
 // prepareAsk makes every check an answer needs before any retrieval, so a
@@ -540,13 +554,31 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 			pipe.Memory = &retrieve.ThreadMemory{Threads: ts, Embedder: kb.emb}
 		}
 	}
-	return &asking{pipe: pipe, req: r, mode: mode.Mode, thread: req.Thread}, nil
+	a := &asking{pipe: pipe, req: r, mode: mode.Mode, thread: req.Thread, retr: retr}
+	if req.Agent {
+		if len(req.Transforms) > 0 {
+			return nil, invalid(errors.New("query transforms do not apply to an agent's question: the agent writes its own queries"))
+		}
+		pipe.PreProcessors = nil
+		a.agent = kb.newAgent(sc, c, retr, pipe.Model, req)
+	}
+	return a, nil
 }
 
 func (a *asking) result(ans *rag.Answer) *AskResult {
 	out := &AskResult{Answer: ans.Text, JSON: ans.JSON, Extractive: ans.Extractive, Abstained: ans.Abstained, Relevance: ans.Relevance,
 		Citations: make([]Passage, len(ans.Citations)),
 		Mode:      string(a.mode), Query: ans.Query, Queries: ans.Queries, Thread: a.thread, SourceErrors: ans.SourceErrors, Usage: ans.Usage, Raw: ans}
+	if g := a.gathered; g != nil {
+		out.Agent = g
+		out.Queries = g.Queries
+		if len(g.Queries) > 0 {
+			out.Query = g.Queries[0]
+		}
+		out.SourceErrors = append(out.SourceErrors, g.Failures...)
+		out.Usage.InputTokens += g.Usage.InputTokens
+		out.Usage.OutputTokens += g.Usage.OutputTokens
+	}
 	for i, ct := range ans.Citations {
 		out.Citations[i] = citation(ct)
 	}
@@ -570,6 +602,11 @@ func (kb *KB) Ask(ctx context.Context, sc Scope, req AskRequest) (*AskResult, er
 	if err != nil {
 		return nil, err
 	}
+	if a.agent != nil {
+		if err := kb.gather(ctx, a, nil); err != nil {
+			return nil, err
+		}
+	}
 	ans, err := a.pipe.Ask(ctx, a.req)
 	if err != nil {
 		return nil, err
@@ -577,9 +614,10 @@ func (kb *KB) Ask(ctx context.Context, sc Scope, req AskRequest) (*AskResult, er
 	return a.result(ans), nil
 }
 
-// AskEvent is a piece of a streamed answer: text as the model writes it,
-// then the whole result.
+// AskEvent is a piece of a streamed answer: an agent's steps as they
+// happen, text as the model writes it, then the whole result.
 type AskEvent struct {
+	Step   *agent.Step
 	Text   string
 	Result *AskResult
 }
@@ -593,6 +631,25 @@ func (kb *KB) AskStream(ctx context.Context, sc Scope, req AskRequest) (iter.Seq
 		return nil, err
 	}
 	return func(yield func(AskEvent, error) bool) {
+		if a.agent != nil {
+			// Steps are yielded from the goroutine that gathers (OnStep).
+			gctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			stopped := false
+			err := kb.gather(gctx, a, func(s agent.Step) {
+				if !stopped && !yield(AskEvent{Step: &s}, nil) {
+					stopped = true
+					cancel() // the consumer is gone: stop gathering
+				}
+			})
+			if stopped {
+				return
+			}
+			if err != nil {
+				yield(AskEvent{}, err)
+				return
+			}
+		}
 		for ev, err := range a.pipe.Stream(ctx, a.req) {
 			if err != nil {
 				yield(AskEvent{}, err)

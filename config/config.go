@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/knadh/koanf/parsers/toml/v2"
@@ -46,6 +47,7 @@ type Config struct {
 	Chunking Chunking `koanf:"chunking"`
 	Search   Search   `koanf:"search"`
 	Ingest   Ingest   `koanf:"ingest"`
+	Agent    Agent    `koanf:"agent"`
 	// Collections holds per-collection settings ([collections.NAME]).
 	Collections map[string]CollectionSettings `koanf:"collections"`
 	// Profiles holds the agent profiles ([profiles.NAME]): named ways to
@@ -102,6 +104,27 @@ type Search struct {
 	Calibrate string `koanf:"calibrate"`
 }
 
+// Agent bounds the agentic loop of questions asked with --agent (package
+// agent): each run stops at the first bound it reaches and answers from
+// what it gathered, or abstains.
+type Agent struct {
+	// Rounds of retrieval, each followed by a sufficiency check.
+	Rounds int `koanf:"rounds"`
+	// ToolCalls bounds the searches and expansions of one question.
+	ToolCalls int `koanf:"tool_calls"`
+	// Tokens bounds what the chat model spends on triage, tool rounds and
+	// judging.
+	Tokens int `koanf:"tokens"`
+	// Time bounds the gathering's wall time ("60s").
+	Time string `koanf:"time"`
+}
+
+// TimeLimit is the agent's time bound.
+func (a Agent) TimeLimit() time.Duration {
+	d, _ := time.ParseDuration(a.Time)
+	return d
+}
+
 // CollectionSettings override settings for one collection.
 type CollectionSettings struct {
 	// Rerank is the collection's search.rerank ("off" turns it off).
@@ -156,12 +179,13 @@ func Defaults() Config {
 		Chunking:   Chunking{Splitter: "auto", MaxTokens: 512, OverlapTokens: 64},
 		Search:     Search{TopK: 10, Rerank: "off", Calibrate: "auto"},
 		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
+		Agent:      Agent{Rounds: 4, ToolCalls: 16, Tokens: 24000, Time: "60s"},
 	}
 }
 
 // sections are the nested tables; an environment variable QUARRY_SEARCH_TOP_K
 // maps to search.top_k.
-var sections = []string{"chunking", "search", "ingest"}
+var sections = []string{"chunking", "search", "ingest", "agent"}
 
 // Load resolves the settings of the knowledge base in dir (which may not
 // exist yet, or be "" for none: then only defaults and the environment
@@ -295,6 +319,12 @@ func (c Config) Check() error {
 	default:
 		return invalidSetting("ingest.ocr", "ingest.ocr %q: use off, auto or on", c.Ingest.OCR)
 	}
+	if c.Agent.Rounds <= 0 || c.Agent.ToolCalls <= 0 || c.Agent.Tokens <= 0 {
+		return fmt.Errorf("agent: rounds, tool_calls and tokens must be positive, got %d, %d and %d", c.Agent.Rounds, c.Agent.ToolCalls, c.Agent.Tokens)
+	}
+	if d, err := time.ParseDuration(c.Agent.Time); err != nil || d <= 0 {
+		return invalidSetting("agent.time", "agent.time %q: give a positive duration such as 60s", c.Agent.Time)
+	}
 	for name, p := range c.Profiles {
 		key := "profiles." + name
 		switch p.Mode {
@@ -321,6 +351,8 @@ func toMap(c Config) map[string]any {
 		"search.min_relevance": c.Search.MinRelevance, "search.calibrate": c.Search.Calibrate,
 		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
 		"ingest.ocr": c.Ingest.OCR,
+		"agent.rounds": c.Agent.Rounds, "agent.tool_calls": c.Agent.ToolCalls, "agent.tokens": c.Agent.Tokens,
+		"agent.time": c.Agent.Time,
 	}
 }
 
@@ -408,5 +440,13 @@ max_file_size = ` + strconv.FormatInt(c.Ingest.MaxFileSize, 10) + `
 # Scanned PDF pages: off (reported as needing OCR), auto (read with tesseract when it is
 # installed) or on (read with tesseract; a scan fails without it).
 ocr = ` + q(c.Ingest.OCR) + `
+
+[agent]
+# Bounds of a question asked with --agent (agent: true in the API and MCP): rounds of
+# retrieval, searches and expansions, the chat model's tokens, and wall time.
+rounds = ` + strconv.Itoa(c.Agent.Rounds) + `
+tool_calls = ` + strconv.Itoa(c.Agent.ToolCalls) + `
+tokens = ` + strconv.Itoa(c.Agent.Tokens) + `
+time = ` + q(c.Agent.Time) + `
 `
 }

@@ -114,8 +114,26 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 			return nil, fmt.Errorf("extractive answer: %w", err)
 		}
 	}
+	maxSentences, maxChars := orDefault(cfg.MaxSentences, 4), orDefault(cfg.MaxChars, 700)
+	// A question of several parts gets the best sentence of each first, so
+	// the answer cites every part.
+	var picked []*sentence
+	if len(r.req.Aspects) > 1 {
+		picked = pickAspects(an, cands, top, r.req.Aspects)
+		maxSentences = max(maxSentences, len(picked)+1)
+	}
 	score(cands, query, headingCoverage(an, top, query), termStatsOf(an, query, top).cover(nil), cos)
-	picked := pick(cands, orDefault(cfg.MaxSentences, 4), orDefault(cfg.MaxChars, 700))
+	chars := 0
+	for _, s := range picked {
+		s.rel = 0
+		chars += utf8.RuneCountInString(s.text)
+	}
+	if left := maxSentences - len(picked); left > 0 && (len(picked) == 0 || chars < maxChars) {
+		rest := pick(cands, left, max(maxChars-chars, 1))
+		if len(picked) == 0 || len(rest) > 1 || rest[0].rel > 0 {
+			picked = append(picked, rest...)
+		}
+	}
 
 	// Read in the passages' order of relevance, each passage's sentences in
 	// their own order.
@@ -152,6 +170,30 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 		}
 	}
 	return a, p.record(ctx, r, a)
+}
+
+// pickAspects picks, for each aspect in turn, its best sentence not
+// already picked (scored as the whole question is, against the aspect's
+// terms); an aspect no sentence shares a term with gets none.
+func pickAspects(an *bm25.Analyzer, cands []*sentence, top []*document.Document, aspects []string) []*sentence {
+	var picked []*sentence
+	for _, a := range aspects {
+		aq := questionTerms(an, a)
+		if len(aq) == 0 {
+			continue
+		}
+		score(cands, aq, headingCoverage(an, top, aq), termStatsOf(an, aq, top).cover(nil), nil)
+		var best *sentence
+		for _, s := range cands {
+			if s.rel > 0 && !slices.Contains(picked, s) && (best == nil || s.rel > best.rel) {
+				best = s
+			}
+		}
+		if best != nil {
+			picked = append(picked, best)
+		}
+	}
+	return picked
 }
 
 func orDefault(v, def int) int {

@@ -151,6 +151,22 @@ type Request struct {
 	// MinRelevance overrides the pipeline's relevance floor when positive;
 	// negative turns the floor off.
 	MinRelevance float64
+	// Aspects are the parts of a question with several (an agent's
+	// triage): an extractive answer quotes the best sentence for each
+	// before the best for the whole.
+	Aspects []string
+	// Reply, when set, is the answer: nothing is retrieved or generated,
+	// and the turn is recorded like any other. An agent that gathered too
+	// little abstains this way, saying what it searched.
+	Reply *Reply
+	// Trace is kept with the recorded turn (an agent's steps), as JSON.
+	Trace json.RawMessage
+}
+
+// Reply is an answer decided before retrieval.
+type Reply struct {
+	Text      string
+	Abstained bool
 }
 
 // Answer is a cited answer.
@@ -244,6 +260,9 @@ func (p *Pipeline) Ask(ctx context.Context, req Request) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Reply != nil {
+		return p.replied(ctx, r)
+	}
 	if p.Model == nil {
 		return p.extractive(ctx, r)
 	}
@@ -266,9 +285,11 @@ func (p *Pipeline) Stream(ctx context.Context, req Request) iter.Seq2[Event, err
 			yield(Event{}, err)
 			return
 		}
-		if p.Model == nil || req.Schema != nil {
+		if p.Model == nil || req.Schema != nil || req.Reply != nil {
 			var a *Answer
-			if p.Model == nil {
+			if req.Reply != nil {
+				a, err = p.replied(ctx, r)
+			} else if p.Model == nil {
 				a, err = p.extractive(ctx, r)
 			} else {
 				var resp llm.Response
@@ -336,6 +357,9 @@ func (p *Pipeline) prepare(ctx context.Context, req Request) (*run, error) {
 		}
 	}
 	r := &run{req: req, queries: []string{req.Question}}
+	if req.Reply != nil {
+		return r, nil
+	}
 	if err := p.loadHistory(ctx, r); err != nil {
 		return nil, err
 	}
@@ -560,6 +584,13 @@ func (p *Pipeline) finish(ctx context.Context, r *run, reply string, usage llm.U
 	return a, nil
 }
 
+// replied is the answer a request decided (Request.Reply).
+func (p *Pipeline) replied(ctx context.Context, r *run) (*Answer, error) {
+	a := r.answer()
+	a.Text, a.Abstained, a.Extractive, a.Citations = r.req.Reply.Text, r.req.Reply.Abstained, p.Model == nil, []Citation{}
+	return a, p.record(ctx, r, a)
+}
+
 // answer starts the run's Answer: its queries, thread, passages and the
 // sources that failed.
 func (r *run) answer() *Answer {
@@ -616,6 +647,8 @@ func (p *Pipeline) loadHistory(ctx context.Context, r *run) error {
 type turnData struct {
 	Extractive bool       `json:"extractive,omitempty"`
 	Citations  []Citation `json:"citations"`
+	// Agent is the agent's run, when one gathered the passages.
+	Agent json.RawMessage `json:"agent,omitempty"`
 }
 
 // record appends the question and the answer to the thread.
@@ -628,7 +661,7 @@ func (p *Pipeline) record(ctx context.Context, r *run, a *Answer) error {
 		c.Text = ""
 		cites[i] = c
 	}
-	data, err := json.Marshal(turnData{Extractive: a.Extractive, Citations: cites})
+	data, err := json.Marshal(turnData{Extractive: a.Extractive, Citations: cites, Agent: r.req.Trace})
 	if err != nil {
 		return fmt.Errorf("ask: thread %s: %w", r.req.Thread, err)
 	}

@@ -152,3 +152,33 @@ func (g *Graph) linked(ctx context.Context, sr store.SearchRequest, node *store.
 	}
 	return out, nil
 }
+
+// Linked returns up to limit chunks of the nodes linked to the node d
+// hangs under (Depth links away), those the request's query ranks first,
+// under the same scopes as Retrieve: an agent follows a passage to the
+// sections linked to it this way. A passage under no node has none.
+func (g *Graph) Linked(ctx context.Context, req Request, d *document.Document, limit int) ([]*document.Document, error) {
+	if g.Collection == nil || g.Hierarchy == nil {
+		return nil, errors.New("graph retriever: a collection retriever and its hierarchy are required")
+	}
+	rc, err := g.Hierarchy.Context(ctx, []store.Hit{{Doc: d}})
+	if err != nil {
+		return nil, fmt.Errorf("linked to %s: %w", d.ID, err)
+	}
+	if len(rc) == 0 || rc[0].Node == nil {
+		return nil, nil
+	}
+	if req.Query == "" {
+		req.Query = d.Content
+	}
+	req.TopK = limit
+	sr, err := g.Collection.searchRequest(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := g.linked(ctx, sr, &store.Node{ID: rc[0].Node.ID})
+	if err != nil {
+		return nil, fmt.Errorf("linked to %s: %w", d.ID, err)
+	}
+	return slices.DeleteFunc(docs, func(x *document.Document) bool { return x.ID == d.ID }), nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package quarry_test
+
+const raceEnabled = false
