@@ -115,14 +115,14 @@ const (
 // gathered; reaching one is never an error.
 type Budget struct {
 	// Rounds of retrieval, each followed by a sufficiency check.
-	Rounds int `json:"rounds"`
+	Rounds int
 	// ToolCalls counts every search and expansion, the fan-out's included.
-	ToolCalls int `json:"toolCalls"`
+	ToolCalls int
 	// Tokens the model may spend on triage, tool rounds and judging (the
 	// answer's own are the caller's).
-	Tokens int `json:"tokens"`
+	Tokens int
 	// Time is the wall time of the whole gathering.
-	Time time.Duration `json:"time"`
+	Time time.Duration
 }
 
 func (b Budget) withDefaults() Budget {
@@ -199,8 +199,9 @@ type Gathered struct {
 	ToolCalls int                    `json:"toolCalls"`
 	Failures  []retrieve.SourceError `json:"sourceErrors,omitempty"`
 	Usage     llm.Usage              `json:"usage"`
-	Elapsed   time.Duration          `json:"elapsed"`
-	Steps     []Step                 `json:"steps"`
+	// ElapsedMS is the gathering's wall time in milliseconds.
+	ElapsedMS int64  `json:"elapsedMs"`
+	Steps     []Step `json:"steps"`
 }
 
 // Triage kinds.
@@ -251,12 +252,12 @@ type Step struct {
 	N     int    `json:"n"`
 	Kind  string `json:"kind"`
 	Round int    `json:"round"`
-	// At is the time since the run started.
-	At      time.Duration `json:"at"`
-	Triage  *Triage       `json:"triage,omitempty"`
-	Call    *Call         `json:"call,omitempty"`
-	Result  *CallResult   `json:"result,omitempty"`
-	Verdict *Verdict      `json:"verdict,omitempty"`
+	// AtMS is when it happened, in milliseconds since the run started.
+	AtMS    int64       `json:"atMs"`
+	Triage  *Triage     `json:"triage,omitempty"`
+	Call    *Call       `json:"call,omitempty"`
+	Result  *CallResult `json:"result,omitempty"`
+	Verdict *Verdict    `json:"verdict,omitempty"`
 }
 
 // Call is a tool call.
@@ -272,11 +273,12 @@ type CallResult struct {
 	Tool string `json:"tool"`
 	// IDs are the passages returned, best first; New counts those not
 	// gathered before.
-	IDs      []string      `json:"ids"`
-	New      int           `json:"new"`
-	Error    string        `json:"error,omitempty"`
-	TimedOut bool          `json:"timedOut,omitempty"`
-	Elapsed  time.Duration `json:"elapsed"`
+	IDs      []string `json:"ids"`
+	New      int      `json:"new"`
+	Error    string   `json:"error,omitempty"`
+	TimedOut bool     `json:"timedOut,omitempty"`
+	// ElapsedMS is the call's time in milliseconds.
+	ElapsedMS int64 `json:"elapsedMs"`
 }
 
 // ErrNoSources is returned by Gather for an agent with nothing to search.
@@ -350,7 +352,7 @@ func (a *Agent) Gather(ctx context.Context, req Request) (*Gathered, error) {
 		r.out.Stopped = "budget: time"
 	}
 	r.out.Passages = r.ranked()
-	r.out.Elapsed = time.Since(r.start)
+	r.out.ElapsedMS = time.Since(r.start).Milliseconds()
 	r.out.Sufficient = r.out.Verdict.Sufficient
 	a.logger().DebugContext(ctx, "agent: gathered", "kind", r.out.Triage.Kind, "rounds", r.out.Rounds,
 		"tool_calls", r.out.ToolCalls, "passages", len(r.out.Passages), "sufficient", r.out.Sufficient, "stopped", r.out.Stopped)
@@ -375,7 +377,7 @@ func (a *Agent) stage(ctx context.Context, name string) (context.Context, func(e
 func (r *run) emit(s Step) {
 	s.N = len(r.out.Steps) + 1
 	s.Round = r.out.Rounds
-	s.At = time.Since(r.start)
+	s.AtMS = time.Since(r.start).Milliseconds()
 	r.out.Steps = append(r.out.Steps, s)
 	if r.req.OnStep != nil {
 		r.req.OnStep(s)
@@ -508,7 +510,7 @@ func (r *run) timed(ctx context.Context, timeout time.Duration, stage string, f 
 // report records a call's result step and, for a failure, the source's
 // error.
 func (r *run) report(id, tool, source string, res result) {
-	cr := &CallResult{ID: id, Tool: tool, IDs: make([]string, 0, len(res.docs)), Elapsed: res.elapsed, TimedOut: res.late}
+	cr := &CallResult{ID: id, Tool: tool, IDs: make([]string, 0, len(res.docs)), ElapsedMS: res.elapsed.Milliseconds(), TimedOut: res.late}
 	for _, d := range res.docs {
 		cr.IDs = append(cr.IDs, d.ID)
 	}

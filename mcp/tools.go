@@ -117,6 +117,7 @@ type AskInput struct {
 	// MinRelevance is AskRequest.MinRelevance.
 	MinRelevance float64 `json:"min_relevance,omitempty" jsonschema:"abstain when the best passage covers less of the question than this (0 to 1); the server's floor when omitted, none when negative"`
 	Profile      string  `json:"profile,omitempty" jsonschema:"agent profile to answer through (see knowledge_profiles): its view, mode, top-k, model and post-processors stand for what the call leaves out"`
+	Agent        bool    `json:"agent,omitempty" jsonschema:"gather the passages in steps for a question with several parts: triage, searches and expansions, a sufficiency check after each round, within the server's budget; abstains and says what it searched when the passages do not suffice; the steps are in the result's agent field"`
 }
 
 // AskOutput is the structured result of knowledge_ask.
@@ -452,12 +453,15 @@ func (s *Server) ask(ctx context.Context, req *sdk.CallToolRequest, in AskInput)
 	}
 	ans, err := s.kb.Ask(ctx, sc, quarry.AskRequest{Collection: in.Collection, Question: in.Question, Mode: in.Mode, Filter: f, TopK: in.TopK,
 		Thread: in.Thread, Memory: in.Memory, Post: in.Post, Transforms: in.Transforms, Schema: schema,
-		MinRelevance: in.MinRelevance, Profile: in.Profile})
+		MinRelevance: in.MinRelevance, Profile: in.Profile, Agent: in.Agent})
 	if err != nil {
 		return nil, out, err
 	}
 	var b strings.Builder
 	b.WriteString(ans.Answer)
+	if g := ans.Agent; g != nil {
+		fmt.Fprintf(&b, "\n\n(agent: %s, %d rounds, %d tool calls, stopped: %s; searched: %s)", g.Triage.Kind, g.Rounds, g.ToolCalls, g.Stopped, strings.Join(g.Queries, " | "))
+	}
 	if len(ans.Citations) > 0 {
 		b.WriteString("\n\nSources:")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/quarry-rag/quarry"
+	"github.com/quarry-rag/quarry/agent"
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
@@ -138,7 +139,11 @@ type AskBody struct {
 	// MinRelevance is AskRequest.MinRelevance.
 	MinRelevance float64 `json:"min_relevance,omitempty" maximum:"1" doc:"Abstain when the best passage covers less of the question than this (0 to 1); the server's floor when 0, none when negative"`
 	Profile      string  `json:"profile,omitempty" maxLength:"48" doc:"Answer through this agent profile (GET /v1/profiles): its view, mode, top-k, model and post-processors stand for what the request leaves empty"`
+	Agent        bool    `json:"agent,omitempty" doc:"Gather the passages in steps: triage, searches and expansions under this caller's scope, a sufficiency check after each round, within the server's [agent] budget; abstains when what it gathered does not suffice. Streamed, each step is a step event"`
 }
+
+// Step is one step of an agent's run, streamed as a step event.
+type Step = agent.Step
 
 // AskResult is a cited answer.
 type AskResult = quarry.AskResult
@@ -253,7 +258,7 @@ func (s *Server) register() {
 	huma.Register(s.api, op("calibrate-collection", http.MethodPost, "/v1/collections/{collection}/calibrate",
 		"Measure which retrieval configuration ranks the collection's own text best and make it the collection's search default", "collections"), s.calibrate)
 	registerStream(s, op("ask-stream", http.MethodPost, "/v1/collections/{collection}/ask/stream", "Answer a question as server-sent events", "ask"),
-		map[string]any{"text": TextEvent{}, "citation": Passage{}, "answer": AskResult{}, "error": Error{}}, s.askStream)
+		map[string]any{"step": Step{}, "text": TextEvent{}, "citation": Passage{}, "answer": AskResult{}, "error": Error{}}, s.askStream)
 	huma.Register(s.api, op("list-jobs", http.MethodGet, "/v1/jobs", "List recent ingestion jobs", "jobs"), s.listJobs)
 	huma.Register(s.api, op("get-job", http.MethodGet, "/v1/jobs/{id}", "An ingestion job's state and progress", "jobs"), s.getJob)
 	registerStream(s, op("job-events", http.MethodGet, "/v1/jobs/{id}/events", "Follow a job's progress as server-sent events", "jobs"),
@@ -524,7 +529,7 @@ func (s *Server) askRequest(ctx context.Context, in *askInput) (quarry.Scope, qu
 	b := in.Body
 	return s.scope(p), quarry.AskRequest{Collection: in.Collection, Question: b.Question, Mode: b.Mode, Filter: f, TopK: b.TopK,
 		Thread: b.Thread, Memory: b.Memory, Post: b.Post, Transforms: b.Transforms, Schema: b.Schema,
-		MinRelevance: b.MinRelevance, Profile: b.Profile}, nil
+		MinRelevance: b.MinRelevance, Profile: b.Profile, Agent: b.Agent}, nil
 }
 
 func (s *Server) ask(ctx context.Context, in *askInput) (*body[AskResult], error) {
@@ -555,6 +560,9 @@ func (s *Server) askStream(ctx context.Context, in *askInput) (iter.Seq[event], 
 		for ev, err := range events {
 			if err != nil {
 				yield(event{"error", fromLibrary(err)})
+				return
+			}
+			if ev.Step != nil && !yield(event{"step", *ev.Step}) {
 				return
 			}
 			if ev.Text != "" && !yield(event{"text", TextEvent{Text: ev.Text}}) {

@@ -146,7 +146,19 @@ func TestBrowserUI(t *testing.T) {
 	meta := text("open citation", "#passage-meta")
 	passage := text("open citation", "#passage-text")
 
-	do("hierarchy", chromedp.Click(css("#passage-close")),
+	do("ask the agent", chromedp.Click(css("#passage-close")),
+		chromedp.Click(css("#chat-agent")),
+		chromedp.SendKeys(css("#chat-q"), "How fast are refunds paid and are gift cards refunded?"),
+		chromedp.Click(css("#chat-send")),
+		chromedp.WaitVisible(css(`#messages .msg.answer:last-child[data-done="true"] details.steps summary`)),
+		chromedp.Click(css("#messages .msg.answer:last-child details.steps summary")))
+	agentSteps := text("ask the agent", "#messages .msg.answer:last-child details.steps")
+	if !strings.Contains(agentSteps, "triage") || !strings.Contains(agentSteps, "search") || !strings.Contains(agentSteps, "rounds") {
+		t.Errorf("the agent's steps show %q", agentSteps)
+	}
+	do("agent off", chromedp.Click(css("#chat-agent")))
+
+	do("hierarchy", 
 		chromedp.Click(css("#tab-hierarchy")),
 		chromedp.WaitVisible(css("#tree .node")),
 		chromedp.WaitVisible(css("#health-summary")))

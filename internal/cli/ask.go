@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	llmspec "github.com/quarry-rag/quarry/llm/spec"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/quarry-rag/quarry"
+	"github.com/quarry-rag/quarry/agent"
 	"github.com/quarry-rag/quarry/filter"
 )
 
@@ -33,7 +35,9 @@ type askFlags struct {
 	// minRelevance is the relevance floor (--min-relevance), 0 for the setting.
 	minRelevance float64
 	profile      string
-	fe           filter.Expr // the parsed filter
+	// agent gathers the passages in steps (--agent).
+	agent bool
+	fe    filter.Expr // the parsed filter
 }
 
 func (f *askFlags) register(cmd *cobra.Command) {
@@ -48,6 +52,7 @@ func (f *askFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.thread, "thread", "", "conversation thread: earlier questions and answers are read in context, and this one is added")
 	cmd.Flags().StringSliceVar(&f.memory, "memory", nil, "semantic memory: also recall the past exchanges of these threads that match the question")
 	profileFlag(cmd, &f.profile)
+	cmd.Flags().BoolVar(&f.agent, "agent", false, "gather the passages in steps: triage, searches and expansions, a sufficiency check after each round (bounded by [agent] in config.toml); steps are shown as they happen")
 	cmd.Flags().Float64Var(&f.minRelevance, "min-relevance", 0, "abstain when the best passage covers less of the question than this, 0 to 1 (default: search.min_relevance; negative: never)")
 }
 
@@ -73,7 +78,7 @@ func (f *askFlags) open(ctx context.Context) (k *quarry.KB, closeKB func(), err 
 // request is the question with the flags' options.
 func (f *askFlags) request(question, thread string) quarry.AskRequest {
 	return quarry.AskRequest{Question: question, Mode: f.mode, Filter: f.fe, TopK: f.topK, Thread: thread, Memory: f.memory,
-		MinRelevance: f.minRelevance, Profile: f.profile}
+		MinRelevance: f.minRelevance, Profile: f.profile, Agent: f.agent}
 }
 
 func newAskCmd(stdio IO) *cobra.Command {
@@ -126,8 +131,22 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 			req := f.request(args[0], f.thread)
 			req.Schema = sch
 			var ans *quarry.AskResult
-			if stream && !asJSON {
-				if ans, err = streamAnswer(ctx, stdio.Out, k, sc, req); err != nil {
+			if f.agent && !asJSON {
+				// Steps are shown as they happen; the answer streams with
+				// --stream, else comes whole.
+				var steps io.Writer = stdio.Err
+				text := io.Discard
+				if stream {
+					text = stdio.Out
+				}
+				if ans, err = streamAnswer(ctx, text, steps, k, sc, req); err != nil {
+					return err
+				}
+				if !stream {
+					io.WriteString(stdio.Out, ans.Answer)
+				}
+			} else if stream && !asJSON {
+				if ans, err = streamAnswer(ctx, stdio.Out, nil, k, sc, req); err != nil {
 					return err
 				}
 			} else if ans, err = k.Ask(ctx, sc, req); err != nil {
@@ -143,6 +162,8 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 				fmt.Fprintf(stdio.Err, "quarry ask: %s; the answer comes from the other sources\n", e)
 			}
 			switch {
+			case ans.Abstained && ans.Agent != nil:
+				fmt.Fprintf(stdio.Out, "\n(the agent stopped — %s — without enough to answer from)\n", ans.Agent.Stopped)
 			case ans.Abstained:
 				fmt.Fprintf(stdio.Out, "\n(no passage was relevant enough: the closest covers %.0f%% of the question, under search.min_relevance; --min-relevance -1 answers from it anyway)\n", 100*ans.Relevance)
 			case ans.Extractive:
@@ -158,8 +179,9 @@ web search run in parallel, whose failure is reported rather than fatal.`,
 	return cmd
 }
 
-// streamAnswer writes an answer to w as it is written and returns it.
-func streamAnswer(ctx context.Context, w io.Writer, k *quarry.KB, sc quarry.Scope, req quarry.AskRequest) (*quarry.AskResult, error) {
+// streamAnswer writes an answer to w as it is written, and an agent's
+// steps to steps when it is not nil, and returns the answer.
+func streamAnswer(ctx context.Context, w, steps io.Writer, k *quarry.KB, sc quarry.Scope, req quarry.AskRequest) (*quarry.AskResult, error) {
 	events, err := k.AskStream(ctx, sc, req)
 	if err != nil {
 		return nil, cliErr(err)
@@ -169,11 +191,16 @@ func streamAnswer(ctx context.Context, w io.Writer, k *quarry.KB, sc quarry.Scop
 		if err != nil {
 			return nil, err
 		}
-		if ev.Result != nil {
+		switch {
+		case ev.Result != nil:
 			ans = ev.Result
-			continue
+		case ev.Step != nil:
+			if steps != nil {
+				fmt.Fprintln(steps, formatStep(*ev.Step))
+			}
+		default:
+			io.WriteString(w, ev.Text)
 		}
-		io.WriteString(w, ev.Text)
 	}
 	return ans, nil
 }
@@ -255,7 +282,7 @@ The chat model is chosen as for quarry ask; with none, answers are extractive.`,
 					fmt.Fprintln(stdio.Out, "commands: /sources, /new, /exit")
 					continue
 				}
-				if last, err = streamAnswer(ctx, stdio.Out, k, sc, f.request(line, thread)); err != nil {
+				if last, err = streamAnswer(ctx, stdio.Out, stdio.Err, k, sc, f.request(line, thread)); err != nil {
 					return err
 				}
 				fmt.Fprintln(stdio.Out)
@@ -272,4 +299,49 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// formatStep is one line about an agent's step, for a person watching.
+func formatStep(s agent.Step) string {
+	head := fmt.Sprintf("· %d", s.Round)
+	switch {
+	case s.Triage != nil:
+		t := s.Triage
+		line := "· triage (" + t.By + "): " + strings.ReplaceAll(t.Kind, "_", "-")
+		if len(t.Aspects) > 1 {
+			line += " — " + strings.Join(quoteAll(t.Aspects), ", ")
+		}
+		return line
+	case s.Call != nil:
+		return fmt.Sprintf("%s %s %s", head, s.Call.Tool, s.Call.Arguments)
+	case s.Result != nil:
+		r := s.Result
+		if r.Error != "" {
+			return fmt.Sprintf("%s   %s failed: %s", head, r.Tool, r.Error)
+		}
+		return fmt.Sprintf("%s   → %d passages, %d new (%d ms)", head, len(r.IDs), r.New, r.ElapsedMS)
+	case s.Verdict != nil:
+		v := s.Verdict
+		word := "not sufficient"
+		if v.Sufficient {
+			word = "sufficient"
+		}
+		line := fmt.Sprintf("%s sufficiency (%s): %s", head, v.By, word)
+		if v.Reason != "" {
+			line += " — " + v.Reason
+		}
+		if len(v.Next) > 0 {
+			line += "; next: " + strings.Join(quoteAll(v.Next), ", ")
+		}
+		return line
+	}
+	return head + " " + s.Kind
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }

@@ -319,6 +319,15 @@ function renderAnswer(el, text, citations) {
   el.append(document.createTextNode(text.slice(last)));
 }
 
+// stepLine is one line about an agent's step.
+function stepLine(s) {
+  if (s.triage) return `triage (${s.triage.by}): ${s.triage.kind}` + (s.triage.aspects.length > 1 ? ` — ${s.triage.aspects.join(" · ")}` : "");
+  if (s.call) return `${s.round}: ${s.call.tool} ${JSON.stringify(s.call.arguments)}`;
+  if (s.result) return s.result.error ? `${s.round}: ${s.result.tool} failed: ${s.result.error}` : `${s.round}: → ${s.result.ids.length} passages, ${s.result.new} new`;
+  if (s.verdict) return `${s.round}: ${s.verdict.sufficient ? "sufficient" : "not sufficient"}` + (s.verdict.reason ? ` — ${s.verdict.reason}` : "");
+  return s.kind;
+}
+
 $("#chat-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const q = $("#chat-q").value.trim();
@@ -333,20 +342,35 @@ $("#chat-form").addEventListener("submit", async (ev) => {
   text.className = "text";
   const sources = document.createElement("div");
   sources.className = "sources";
-  bot.append(text, sources);
+  // An agent's steps, folded beside the answer.
+  const steps = document.createElement("details");
+  steps.className = "steps";
+  steps.hidden = true;
+  const stepsSummary = document.createElement("summary");
+  const stepList = document.createElement("ol");
+  steps.append(stepsSummary, stepList);
+  bot.append(steps, text, sources);
   msgs.append(user, bot);
   $("#chat-q").value = "";
   const body = { question: q, thread: sessionThread };
   if (profile()) body.profile = profile();
   const f = $("#chat-filter").value.trim();
   if (f) body.filter = f;
+  if ($("#chat-agent").checked) body.agent = true;
   let answer = "";
   const cites = [];
   try {
     const resp = await fetch(`/v1/collections/${encodeURIComponent(collection())}/ask/stream`,
       { method: "POST", headers: { ...headers(true), Accept: "text/event-stream" }, body: JSON.stringify(body) });
     await events(resp, (name, data) => {
-      if (name === "text") { answer += data.text; text.textContent = answer; }
+      if (name === "step") {
+        steps.hidden = false;
+        const li = document.createElement("li");
+        li.textContent = stepLine(data);
+        li.dataset.kind = data.kind;
+        stepList.append(li);
+        stepsSummary.textContent = `agent: ${stepList.children.length} steps`;
+      } else if (name === "text") { answer += data.text; text.textContent = answer; }
       else if (name === "citation") {
         cites.push(data);
         const chip = document.createElement("button");
@@ -356,7 +380,11 @@ $("#chat-form").addEventListener("submit", async (ev) => {
         chip.dataset.kind = data.sourceType || "";
         chip.addEventListener("click", () => openPassage(data));
         sources.append(chip);
-      } else if (name === "answer") { renderAnswer(text, data.answer, data.citations); bot.dataset.done = "true"; }
+      } else if (name === "answer") {
+        renderAnswer(text, data.answer, data.citations);
+        if (data.agent) stepsSummary.textContent = `agent: ${data.agent.triage.kind.replace("_", "-")}, ${data.agent.rounds} rounds, ${data.agent.toolCalls} tool calls, ${data.agent.stopped}`;
+        bot.dataset.done = "true";
+      }
       else if (name === "error") { throw new Error(data.detail); }
     });
   } catch (e) {
