@@ -32,7 +32,7 @@ func (r *run) byRules(ctx context.Context) error {
 	for i, a := range t.Aspects {
 		pending[i] = []string{a}
 	}
-	var everywhere []bool = make([]bool, len(t.Aspects))
+	everywhere := make([]bool, len(t.Aspects))
 	followed := map[string]bool{}
 	for round := 1; round <= r.budget.Rounds; round++ {
 		r.out.Rounds = round

@@ -350,7 +350,7 @@ func toMap(c Config) map[string]any {
 		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK, "search.rerank": c.Search.Rerank,
 		"search.min_relevance": c.Search.MinRelevance, "search.calibrate": c.Search.Calibrate,
 		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
-		"ingest.ocr": c.Ingest.OCR,
+		"ingest.ocr":   c.Ingest.OCR,
 		"agent.rounds": c.Agent.Rounds, "agent.tool_calls": c.Agent.ToolCalls, "agent.tokens": c.Agent.Tokens,
 		"agent.time": c.Agent.Time,
 	}

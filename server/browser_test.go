@@ -158,7 +158,7 @@ func TestBrowserUI(t *testing.T) {
 	}
 	do("agent off", chromedp.Click(css("#chat-agent")))
 
-	do("hierarchy", 
+	do("hierarchy",
 		chromedp.Click(css("#tab-hierarchy")),
 		chromedp.WaitVisible(css("#tree .node")),
 		chromedp.WaitVisible(css("#health-summary")))
