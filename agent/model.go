@@ -397,8 +397,8 @@ func (r *run) parseSearch(c llm.ToolCall, args json.RawMessage) (search, error) 
 		}
 		// What a model writes is never trusted with a store's own syntax,
 		// whatever its caller may send.
-		if err := filter.RejectRaw(f, ""); err != nil {
-			return search{}, err
+		if filter.RejectRaw(f, "") != nil {
+			return search{}, errors.New("raw filter fragments are not accepted from the model: use portable conditions")
 		}
 		q.Filter = f
 	}

@@ -63,6 +63,7 @@ func (r *run) byRules(ctx context.Context) error {
 			}
 		}
 		if len(searches)+len(exps) == 0 {
+			r.out.Rounds = round - 1 // nothing was run in this one
 			r.out.Stopped = "nothing new"
 			return nil
 		}

@@ -63,6 +63,10 @@ func NewKB(tb testing.TB, opts ...quarry.Option) *quarry.KB {
 // what it was asked, in order. Stream yields the reply a few characters at
 // a time, as a provider does. It is safe for concurrent use.
 type ChatModel struct {
+	// Respond, when set, gives the whole response to a request, tool
+	// calls included (an agent's tool rounds); Reply and Replies are then
+	// not used.
+	Respond func(req llm.Request) (llm.Response, error)
 	// Reply writes the reply to a request; an error fails the call.
 	Reply func(req llm.Request) (string, error)
 	// Replies are used in turn when Reply is nil.
@@ -79,11 +83,32 @@ func (m *ChatModel) Requests() []llm.Request {
 	return append([]llm.Request(nil), m.requests...)
 }
 
-func (m *ChatModel) reply(req llm.Request) (string, error) {
+func (m *ChatModel) respond(req llm.Request) (llm.Response, error) {
 	m.mu.Lock()
 	n := len(m.requests)
 	m.requests = append(m.requests, req)
 	m.mu.Unlock()
+	if m.Respond != nil {
+		resp, err := m.Respond(req)
+		if err == nil && resp.Usage == (llm.Usage{}) {
+			resp.Usage = usage(req, resp.Text)
+		}
+		if err == nil && resp.StopReason == "" {
+			resp.StopReason = llm.StopEnd
+			if len(resp.ToolCalls) > 0 {
+				resp.StopReason = llm.StopToolCalls
+			}
+		}
+		return resp, err
+	}
+	text, err := m.scripted(req, n)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	return llm.Response{Text: text, Usage: usage(req, text), StopReason: llm.StopEnd}, nil
+}
+
+func (m *ChatModel) scripted(req llm.Request, n int) (string, error) {
 	if m.Reply != nil {
 		return m.Reply(req)
 	}
@@ -95,22 +120,18 @@ func (m *ChatModel) reply(req llm.Request) (string, error) {
 
 // Generate implements llm.ChatModel.
 func (m *ChatModel) Generate(_ context.Context, req llm.Request) (llm.Response, error) {
-	text, err := m.reply(req)
-	if err != nil {
-		return llm.Response{}, err
-	}
-	return llm.Response{Text: text, Usage: usage(req, text), StopReason: llm.StopEnd}, nil
+	return m.respond(req)
 }
 
 // Stream implements llm.ChatModel.
 func (m *ChatModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		text, err := m.reply(req)
+		resp, err := m.respond(req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		for _, piece := range pieces(text) {
+		for _, piece := range pieces(resp.Text) {
 			if err := ctx.Err(); err != nil {
 				yield(llm.Event{}, err)
 				return
@@ -119,7 +140,12 @@ func (m *ChatModel) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.E
 				return
 			}
 		}
-		yield(llm.Event{Done: true, Usage: usage(req, text), StopReason: llm.StopEnd}, nil)
+		for _, c := range resp.ToolCalls {
+			if !yield(llm.Event{ToolCall: &c}, nil) {
+				return
+			}
+		}
+		yield(llm.Event{Done: true, Usage: resp.Usage, StopReason: resp.StopReason}, nil)
 	}
 }
 

@@ -587,7 +587,7 @@ func (p *Pipeline) finish(ctx context.Context, r *run, reply string, usage llm.U
 // replied is the answer a request decided (Request.Reply).
 func (p *Pipeline) replied(ctx context.Context, r *run) (*Answer, error) {
 	a := r.answer()
-	a.Text, a.Abstained, a.Extractive, a.Citations = r.req.Reply.Text, r.req.Reply.Abstained, p.Model == nil, []Citation{}
+	a.Text, a.Abstained, a.Citations = r.req.Reply.Text, r.req.Reply.Abstained, []Citation{}
 	return a, p.record(ctx, r, a)
 }
 
