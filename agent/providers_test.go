@@ -64,7 +64,7 @@ var providerFakes = map[string]func(w http.ResponseWriter, t turn, judged int){
 		}
 		writeJSON(w, map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 	},
 	"mistral": func(w http.ResponseWriter, t turn, judged int) {
 		msg := map[string]any{"role": "assistant", "content": textFor(t, judged), "tool_calls": nil}
@@ -76,7 +76,7 @@ var providerFakes = map[string]func(w http.ResponseWriter, t turn, judged int){
 		}
 		writeJSON(w, map[string]any{"id": "x", "object": "chat.completion", "model": "m",
 			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+			"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 	},
 	"anthropic": func(w http.ResponseWriter, t turn, judged int) {
 		content := []any{map[string]any{"type": "text", "text": textFor(t, judged)}}
