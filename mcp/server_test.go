@@ -22,6 +22,7 @@ import (
 	"github.com/quarry-rag/quarry/embed/hash"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/mcp"
+	"github.com/quarry-rag/quarry/quarrytest"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/memory"
 )
@@ -310,6 +311,11 @@ func TestIngestSearchStatus(t *testing.T) {
 	if !off.Abstained || len(off.Citations) != 0 || on.Abstained || len(on.Citations) == 0 {
 		t.Errorf("off-topic ask = %+v; with min_relevance -1 = %+v", off, on)
 	}
+	var ag mcp.AskOutput
+	call(t, cs, mcp.ToolAsk, map[string]any{"question": "How long do refunds take and where are parcels shipped from?", "agent": true}, &ag)
+	if ag.Agent == nil || ag.Agent.Triage.Kind != "multi_step" || len(ag.Agent.Steps) == 0 || ag.Agent.ToolCalls == 0 {
+		t.Errorf("agent ask = %+v", ag)
+	}
 }
 
 func TestIngestOutsideRootsRefused(t *testing.T) {
@@ -481,11 +487,13 @@ func TestScopeKeepsTenantsApart(t *testing.T) {
 			}
 		}
 	}
-	var ans mcp.AskOutput
-	call(t, acme, mcp.ToolAsk, map[string]any{"question": "What is the refund policy?"}, &ans)
-	for _, c := range ans.Citations {
-		if strings.Contains(c.Text, "Globex") {
-			t.Errorf("ask cited another tenant: %+v", c)
+	for _, agent := range []bool{false, true} {
+		var ans mcp.AskOutput
+		call(t, acme, mcp.ToolAsk, map[string]any{"question": "What is the refund policy and how are refunds paid?", "agent": agent}, &ans)
+		for _, c := range ans.Citations {
+			if strings.Contains(c.Text, "Globex") {
+				t.Errorf("ask (agent %v) cited another tenant: %+v", agent, c)
+			}
 		}
 	}
 	var st2 mcp.StatusOutput
@@ -581,5 +589,30 @@ func TestCalibrateTool(t *testing.T) {
 	scoped := newFixtureScoped(t, mcp.Scope{Filter: filter.Eq("sourceType", "manual")})
 	if res := callRaw(t, connect(t, scoped.srv), mcp.ToolCalibrate, map[string]any{}); !res.IsError {
 		t.Error("a client held to a filter calibrated a collection")
+	}
+}
+
+// TestStructuredAnswer: a structured answer's JSON reaches the client; the
+// output schema once described it as a byte array, and the SDK refused
+// the result.
+func TestStructuredAnswer(t *testing.T) {
+	ctx := context.Background()
+	kb := quarrytest.NewKB(t, quarry.WithChatModel(&quarrytest.ChatModel{Replies: []string{`{"days": 14, "why": "Refunds take fourteen days [1]."}`}}))
+	if _, err := kb.AddDocuments(ctx, quarry.Developer(), "", []quarry.NewDocument{{Text: "Refunds are paid within fourteen days."}}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcp.New(mcp.Config{KB: kb, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	var ans mcp.AskOutput
+	call(t, connect(t, srv), mcp.ToolAsk, map[string]any{"question": "How long do refunds take?",
+		"schema": map[string]any{"type": "object", "properties": map[string]any{"days": map[string]any{"type": "integer"}, "why": map[string]any{"type": "string"}}}}, &ans)
+	var v struct {
+		Days int `json:"days"`
+	}
+	if err := json.Unmarshal(ans.JSON, &v); err != nil || v.Days != 14 {
+		t.Errorf("structured answer %s: %v", ans.JSON, err)
 	}
 }

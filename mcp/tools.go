@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -259,7 +260,14 @@ func (s *Server) addTools() error {
 		Description: "Search the knowledge base and return the best-matching passages, each with its source, " +
 			"page, headings and line range so it can be cited. Use keyword mode for exact names and codes, " +
 			"vector or hybrid for questions phrased in other words. Narrow with a metadata filter."}, s.search)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAsk, Annotations: readOnly("Ask the knowledge base"), InputSchema: askIn,
+	// json.RawMessage would be inferred as a byte array: an answer's JSON
+	// and a tool call's arguments are any JSON value.
+	askOut, err := jsonschema.For[AskOutput](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {}}})
+	if err != nil {
+		return fmt.Errorf("mcp: output schema: %w", err)
+	}
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAsk, Annotations: readOnly("Ask the knowledge base"), InputSchema: askIn, OutputSchema: askOut,
 		Description: "Answer a question from the knowledge base. The answer cites passages with [n] markers; " +
 			"citations lists each passage with its source, page, headings and lines."}, s.ask)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolStatus, Annotations: readOnly("Knowledge base status"),

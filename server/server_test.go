@@ -391,6 +391,19 @@ func TestEndpoints(t *testing.T) {
 	if names["text"] == 0 || names["citation"] == 0 || names["answer"] != 1 || evs[len(evs)-1].name != "answer" {
 		t.Fatalf("ask stream events: %v", names)
 	}
+	// With agent, the steps stream first, then the answer as before.
+	evs = f.events(t, "POST", "/v1/collections/kb/ask/stream", "", map[string]any{"question": "Where does Globex ship from and where does Acme ship parcels from?", "agent": true})
+	if len(evs) < 3 || evs[0].name != "step" || evs[len(evs)-1].name != "answer" {
+		t.Fatalf("agent ask stream events: %v", evs)
+	}
+	if evs[0].data["kind"] != "triage" {
+		t.Errorf("first step %v", evs[0].data)
+	}
+	ag := f.do(t, "POST", "/v1/collections/kb/ask", "", map[string]any{"question": "Where does Globex ship from and where does Acme ship parcels from?", "agent": true})
+	expect(t, "agent ask", ag, 200, "")
+	if run, _ := ag.body["agent"].(map[string]any); run == nil || run["triage"].(map[string]any)["kind"] != "multi_step" {
+		t.Errorf("agent ask: %s", ag.raw)
+	}
 
 	// A stream's request is checked before the stream opens.
 	expect(t, "ask stream, bad filter", f.do(t, "POST", "/v1/collections/kb/ask/stream", "", map[string]any{"question": "x", "filter": "color = 'red'"}), 400, server.CodeInvalidFilter)
@@ -509,6 +522,20 @@ func TestScopedKey(t *testing.T) {
 			if b, _ := json.Marshal(e.data); strings.Contains(string(b), "forty") {
 				t.Errorf("ask stream %s: globex leaked: %s", tc.name, b)
 			}
+		}
+		// The agent's every search runs under the key's scope too.
+		ab["agent"] = true
+		steps := 0
+		for _, e := range f.events(t, "POST", "/v1/collections/kb/ask/stream", acme, ab) {
+			if e.name == "step" {
+				steps++
+			}
+			if b, _ := json.Marshal(e.data); strings.Contains(string(b), "forty") || strings.Contains(string(b), `"g1"`) {
+				t.Errorf("agent ask stream %s: globex leaked: %s", tc.name, b)
+			}
+		}
+		if steps == 0 {
+			t.Errorf("agent ask stream %s: no step events", tc.name)
 		}
 		d := f.do(t, "POST", "/v1/collections/kb/documents/delete", acme, map[string]any{"filter": tc.filter, "source": "nothing-" + tc.name})
 		expect(t, "delete "+tc.name, d, 200, "")

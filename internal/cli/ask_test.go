@@ -253,3 +253,42 @@ func TestChat(t *testing.T) {
 		t.Errorf("thread %s: %d turns, %v", thread, len(turns), err)
 	}
 }
+
+// TestAskAgent: --agent shows the steps on standard error as they happen
+// and the cited answer on standard output; with --json the run is in the
+// answer's agent field; an off-topic question abstains, naming what was
+// searched.
+func TestAskAgent(t *testing.T) {
+	t.Setenv("QUARRY_LLM", "")
+	kb := ingestCorpus(t)
+	code, out, errOut := run(t, "", "ask", "How long does shipping take and are gift cards refunded?", "--kb", kb, "--agent")
+	if code != 0 {
+		t.Fatalf("ask --agent: %d %q %q", code, out, errOut)
+	}
+	for _, want := range []string{"· triage (rules): multi-step", `search {"query":"How long does shipping take"`, "sufficiency (rules): sufficient"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("steps %q lack %q", errOut, want)
+		}
+	}
+	if !strings.Contains(out, "policies/shipping.md") || !strings.Contains(out, "policies/refunds.md") {
+		t.Errorf("answer %q does not cite both pages", out)
+	}
+	code, out, _ = run(t, "", "ask", "How long does shipping take and are gift cards refunded?", "--kb", kb, "--agent", "--json")
+	var res struct {
+		Agent struct {
+			Triage struct {
+				Kind    string   `json:"kind"`
+				Aspects []string `json:"aspects"`
+			} `json:"triage"`
+			Steps      []json.RawMessage `json:"steps"`
+			Sufficient bool              `json:"sufficient"`
+		} `json:"agent"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Agent.Triage.Kind != "multi_step" || len(res.Agent.Steps) == 0 || !res.Agent.Sufficient {
+		t.Errorf("--agent --json: %d %v %q", code, err, out)
+	}
+	code, out, _ = run(t, "", "ask", "What is the capital of France?", "--kb", kb, "--agent")
+	if code != 0 || !strings.Contains(out, "Not enough was found") || !strings.Contains(out, `Searched: "What is the capital of France?"`) || !strings.Contains(out, "the agent stopped") {
+		t.Errorf("off-topic: %d %q", code, out)
+	}
+}
