@@ -150,11 +150,20 @@ func (kb *KB) gather(ctx context.Context, a *asking, onStep func(agent.Step)) er
 	default:
 		a.pipe.Retriever = &gathered{docs: g.Passages, probe: a.retr}
 		if g.Triage.Kind == agent.KindMultiStep {
-			a.req.Aspects = g.Triage.Aspects
+			for i, t := range g.Triage.Aspects {
+				// A part's sentence comes from its best few passages: lower
+				// down its list are passages other parts found first.
+				ids := g.ByAspect[i]
+				a.req.Aspects = append(a.req.Aspects, rag.Aspect{Text: t, IDs: ids[:min(len(ids), aspectPassages)]})
+			}
 		}
 	}
 	return nil
 }
+
+// aspectPassages is how many of a part's best passages its quoted
+// sentence may come from.
+const aspectPassages = 3
 
 // agentHistory is how many earlier turns of a thread the agent reads.
 const agentHistory = 6

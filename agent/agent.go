@@ -186,6 +186,9 @@ type Gathered struct {
 	// ranking fused, the aspects taking turns so that every one is
 	// represented at the top.
 	Passages []*document.Document `json:"-"`
+	// ByAspect are, per aspect of the triage, the ids of the passages
+	// found for it, best first.
+	ByAspect [][]string `json:"-"`
 	// Queries are the searches run, in order, each once.
 	Queries []string `json:"queries"`
 	// Sufficient is the last verdict: the passages answer the question.
@@ -352,6 +355,13 @@ func (a *Agent) Gather(ctx context.Context, req Request) (*Gathered, error) {
 		r.out.Stopped = "budget: time"
 	}
 	r.out.Passages = r.ranked()
+	r.out.ByAspect = make([][]string, len(r.out.Triage.Aspects))
+	for i := range r.out.ByAspect {
+		r.out.ByAspect[i] = []string{}
+		for _, d := range retrieve.FuseRRF(r.lists[i], 0, 0) {
+			r.out.ByAspect[i] = append(r.out.ByAspect[i], d.ID)
+		}
+	}
 	r.out.ElapsedMS = time.Since(r.start).Milliseconds()
 	r.out.Sufficient = r.out.Verdict.Sufficient
 	a.logger().DebugContext(ctx, "agent: gathered", "kind", r.out.Triage.Kind, "rounds", r.out.Rounds,

@@ -281,9 +281,45 @@ func triageByRules(q string) Triage {
 		}
 	}
 	if len(aspects) > 1 {
-		t.Kind, t.Aspects = KindMultiStep, aspects[:min(len(aspects), maxAspects)]
+		aspects = aspects[:min(len(aspects), maxAspects)]
+		for i := 1; i < len(aspects); i++ {
+			aspects[i] = resolvePronouns(aspects[i], aspects[i-1])
+		}
+		t.Kind, t.Aspects = KindMultiStep, aspects
 	}
 	return t
+}
+
+// pronouns point back at what an earlier part of a question named.
+var pronouns = setOf("it its them they their this these those")
+
+// resolvePronouns gives a part that points back ("how do I roll back to
+// it") the words it points at: the earlier part's content words after
+// its first, which is most often its verb ("define a savepoint" →
+// "savepoint"). A part that stands alone is kept as it is.
+func resolvePronouns(part, prev string) string {
+	leans := false
+	for _, w := range strings.Fields(strings.ToLower(part)) {
+		leans = leans || pronouns[strings.Trim(w, "?.!,;:")]
+	}
+	words := contentWords(prev)
+	if !leans || len(words) < 2 {
+		return part
+	}
+	have := map[string]bool{}
+	for _, w := range contentWords(part) {
+		have[strings.ToLower(w)] = true
+	}
+	var add []string
+	for _, w := range words[1:] {
+		if !have[strings.ToLower(w)] {
+			add = append(add, w)
+		}
+	}
+	if len(add) == 0 {
+		return part
+	}
+	return part + " (" + strings.Join(add, " ") + ")"
 }
 
 // maxAspects bounds the parts one question is split into.

@@ -175,17 +175,24 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 // pickAspects picks, for each aspect in turn, its best sentence not
 // already picked (scored as the whole question is, against the aspect's
 // terms); an aspect no sentence shares a term with gets none.
-func pickAspects(an *bm25.Analyzer, cands []*sentence, top []*document.Document, aspects []string) []*sentence {
+func pickAspects(an *bm25.Analyzer, cands []*sentence, top []*document.Document, aspects []Aspect) []*sentence {
 	var picked []*sentence
 	for _, a := range aspects {
-		aq := questionTerms(an, a)
+		aq := questionTerms(an, a.Text)
 		if len(aq) == 0 {
 			continue
 		}
 		score(cands, aq, headingCoverage(an, top, aq), termStatsOf(an, aq, top).cover(nil), nil)
+		// The part's own passages, when any made the top.
+		own := map[int]bool{}
+		for i, d := range top {
+			if slices.Contains(a.IDs, d.ID) {
+				own[i+1] = true
+			}
+		}
 		var best *sentence
 		for _, s := range cands {
-			if s.rel > 0 && !slices.Contains(picked, s) && (best == nil || s.rel > best.rel) {
+			if s.rel > 0 && !slices.Contains(picked, s) && (len(own) == 0 || own[s.n]) && (best == nil || s.rel > best.rel) {
 				best = s
 			}
 		}

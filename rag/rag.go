@@ -154,13 +154,21 @@ type Request struct {
 	// Aspects are the parts of a question with several (an agent's
 	// triage): an extractive answer quotes the best sentence for each
 	// before the best for the whole.
-	Aspects []string
+	Aspects []Aspect
 	// Reply, when set, is the answer: nothing is retrieved or generated,
 	// and the turn is recorded like any other. An agent that gathered too
 	// little abstains this way, saying what it searched.
 	Reply *Reply
 	// Trace is kept with the recorded turn (an agent's steps), as JSON.
 	Trace json.RawMessage
+}
+
+// Aspect is one part of a question.
+type Aspect struct {
+	Text string
+	// IDs are the passages found for this part, best first; its sentence
+	// is taken from them when any was retrieved, else from any passage.
+	IDs []string
 }
 
 // Reply is an answer decided before retrieval.
