@@ -302,7 +302,10 @@ type run struct {
 	from    map[string]int
 	lists   map[int][][]*document.Document
 	queried map[string]bool
-	mu      sync.Mutex
+	// ids numbers the calls the agent makes itself (q1, q2, …), apart from
+	// the ids the model gives its own.
+	ids int
+	mu  sync.Mutex
 }
 
 // Gather runs the loop for one question and returns what it found. Only a
@@ -622,7 +625,11 @@ func Abstention(g *Gathered) string {
 	var b strings.Builder
 	b.WriteString("Not enough was found to answer this.")
 	if len(g.Verdict.Missing) > 0 {
-		b.WriteString(" Missing: " + strings.Join(g.Verdict.Missing, "; ") + ".")
+		ms := make([]string, len(g.Verdict.Missing))
+		for i, m := range g.Verdict.Missing {
+			ms[i] = strings.TrimRight(m, "?.!;: ")
+		}
+		b.WriteString(" Missing: " + strings.Join(ms, "; ") + ".")
 	}
 	if len(g.Queries) > 0 {
 		qs := make([]string, len(g.Queries))

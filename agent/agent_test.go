@@ -140,9 +140,9 @@ func TestTriageByRules(t *testing.T) {
 		{"What is the difference between VACUUM FULL and CLUSTER?", agent.KindMultiStep, []string{"VACUUM FULL", "CLUSTER"}},
 		{"Compare gift cards with vouchers", agent.KindMultiStep, []string{"gift cards", "vouchers"}},
 		{"pgvector vs pg_search", agent.KindMultiStep, []string{"pgvector", "pg_search"}},
-		{"How do I create a trigger and how do I write its function?", agent.KindMultiStep, []string{"How do I create a trigger", "how do I write its function"}},
+		{"How do I create a trigger and how do I write its function?", agent.KindMultiStep, []string{"How do I create a trigger", "how do I write its function (trigger)"}},
 		{"What is a savepoint? How do I roll back to it?", agent.KindMultiStep, []string{"What is a savepoint", "How do I roll back to it"}},
-		{"How do I back up a database, then restore it", agent.KindMultiStep, []string{"How do I back up a database", "restore it"}},
+		{"How do I back up a database, then restore it", agent.KindMultiStep, []string{"How do I back up a database", "restore it (database)"}},
 		{"Which salt and pepper do I need?", agent.KindLookup, []string{"Which salt and pepper do I need?"}},
 	}
 	for _, c := range cases {
@@ -432,5 +432,30 @@ func TestModelTriageFallsBack(t *testing.T) {
 	}
 	if g.Triage.Kind != agent.KindNone || !strings.HasPrefix(g.Triage.By, "rules") || g.ToolCalls != 0 {
 		t.Errorf("triage %+v after %d calls", g.Triage, g.ToolCalls)
+	}
+}
+
+// TestCallIDsUnique: every call of a run has its own id, so each result
+// step names the call it answers.
+func TestCallIDsUnique(t *testing.T) {
+	docs := newCorpus(t, "kb", "Refunds are paid within fourteen days.")
+	web := newCorpus(t, "web", "Nothing here.")
+	g, err := (&agent.Agent{Sources: []agent.Source{{Name: "docs", Searcher: docs, Expander: docs}, {Name: "web", Searcher: web, Fallback: true}}}).
+		Gather(context.Background(), agent.Request{Question: "How fast are refunds paid and what is the capital of France?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, s := range g.Steps {
+		if s.Call == nil {
+			continue
+		}
+		if seen[s.Call.ID] {
+			t.Errorf("call id %s used twice", s.Call.ID)
+		}
+		seen[s.Call.ID] = true
+	}
+	if len(seen) != g.ToolCalls || len(seen) < 3 {
+		t.Errorf("%d ids for %d calls", len(seen), g.ToolCalls)
 	}
 }

@@ -125,7 +125,8 @@ func (r *run) addQuery(q string) {
 // searchCall is the call that searches source si for query q of aspect i.
 func (r *run) searchCall(si, aspect int, q string, k int) search {
 	args, _ := json.Marshal(map[string]any{"query": q, "source": r.a.Sources[si].Name, "top_k": k})
-	return search{id: "r" + strconv.Itoa(r.out.ToolCalls+len(r.out.Steps)+1) + "-" + strconv.Itoa(si), source: si, aspect: aspect,
+	r.ids++
+	return search{id: "q" + strconv.Itoa(r.ids), source: si, aspect: aspect,
 		q: Query{Text: q, TopK: k}, args: args}
 }
 
@@ -135,7 +136,8 @@ func (r *run) expansionCall(tool string, d *document.Document, aspect, n int) ex
 		key = "limit"
 	}
 	args, _ := json.Marshal(map[string]any{"id": d.ID, key: n})
-	return expansion{id: tool + "-" + d.ID, tool: tool, doc: d, aspect: aspect, n: n, args: args}
+	r.ids++
+	return expansion{id: "q" + strconv.Itoa(r.ids), tool: tool, doc: d, aspect: aspect, n: n, args: args}
 }
 
 // coverage is the rule-based sufficiency check: for each aspect, how much
@@ -370,7 +372,7 @@ func isQuestionWord(w string) bool { return questionWords[strings.ToLower(w)] }
 
 var questionWords = setOf("what when where which who whom whose why how do does did can could should would will shall may might must i me my we our you your")
 
-var functionWords = setOf("a an the of to in on at by for from with about into onto and or but not no is are was were be been being it its this that these those there here as if then than so such")
+var functionWords = setOf("a an the of to in on at by for from with about into onto up out off over and or but not no is are was were be been being it its this that these those there here as if then than so such")
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
