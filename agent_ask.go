@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/quarry-rag/quarry/agent"
 	"github.com/quarry-rag/quarry/document"
@@ -76,6 +77,23 @@ func (s *collectionSource) Search(ctx context.Context, q agent.Query) ([]*docume
 // Neighbours implements agent.Expander.
 func (s *collectionSource) Neighbours(ctx context.Context, d *document.Document, window int) ([]*document.Document, error) {
 	return s.retr.Neighbours(ctx, retrieve.Request{Scope: s.scope}, d, window)
+}
+
+// Document implements agent.Expander: the limit chunks of d's document
+// nearest d (d among them), in reading order.
+func (s *collectionSource) Document(ctx context.Context, d *document.Document, limit int) ([]*document.Document, error) {
+	near, err := s.retr.Neighbours(ctx, retrieve.Request{Scope: s.scope}, d, max(d.Provenance.ChunkCount, 1))
+	if err != nil {
+		return nil, err
+	}
+	all := append([]*document.Document{d}, near...)
+	dist := func(x *document.Document) int {
+		return max(x.Provenance.ChunkIndex-d.Provenance.ChunkIndex, d.Provenance.ChunkIndex-x.Provenance.ChunkIndex)
+	}
+	slices.SortStableFunc(all, func(a, b *document.Document) int { return dist(a) - dist(b) })
+	all = all[:min(len(all), limit)]
+	slices.SortFunc(all, func(a, b *document.Document) int { return a.Provenance.ChunkIndex - b.Provenance.ChunkIndex })
+	return all, nil
 }
 
 // Linked implements agent.Expander: nothing where the store keeps no

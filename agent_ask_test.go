@@ -197,3 +197,74 @@ func TestAgentAsk(t *testing.T) {
 		t.Errorf("a greeting: %+v %v", hi, err)
 	}
 }
+
+// TestAgentAskWithModel: with a chat model, the streamed and the whole
+// answer cite the same passages, and a run whose judge never finds the
+// passages sufficient abstains at its budget without asking the model for
+// an answer.
+func TestAgentAskWithModel(t *testing.T) {
+	verdict := `{"sufficient":true,"missing":"","next_query":""}`
+	var mu sync.Mutex
+	answers := 0
+	m := &quarrytest.ChatModel{Respond: func(req llm.Request) (llm.Response, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case req.Schema != nil && req.Schema.Name == "triage":
+			return llm.Response{Text: `{"kind":"lookup","aspects":["Acme refunds"],"sources":["kb"]}`}, nil
+		case req.Schema != nil && req.Schema.Name == "verdict":
+			return llm.Response{Text: verdict}, nil
+		case len(req.Tools) > 0:
+			for _, msg := range req.Messages {
+				if msg.Role == llm.RoleTool {
+					return llm.Response{Text: "DONE"}, nil
+				}
+			}
+			return llm.Response{ToolCalls: []llm.ToolCall{{ID: "s1", Name: agent.ToolSearch, Arguments: json.RawMessage(`{"query":"Acme refunds paid"}`)}}}, nil
+		}
+		answers++
+		return llm.Response{Text: "Refunds take fourteen days [1]."}, nil
+	}}
+	kb := tenants(t, quarry.WithChatModel(m))
+	ctx := context.Background()
+	req := quarry.AskRequest{Question: "How long do Acme refunds take?", Agent: true}
+	whole, err := kb.Ask(ctx, quarry.Developer(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := kb.AskStream(ctx, quarry.Developer(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed *quarry.AskResult
+	var text strings.Builder
+	for ev, err := range events {
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.WriteString(ev.Text)
+		if ev.Result != nil {
+			streamed = ev.Result
+		}
+	}
+	if whole.Abstained || len(whole.Citations) != 1 || whole.Citations[0].ID != "a1" || whole.Agent.Triage.By != "model" {
+		t.Fatalf("whole: %+v", whole)
+	}
+	if streamed == nil || text.String() != whole.Answer || len(streamed.Citations) != 1 || streamed.Citations[0].ID != whole.Citations[0].ID {
+		t.Errorf("streamed %q %+v, whole %q %+v", text.String(), streamed, whole.Answer, whole.Citations)
+	}
+	if whole.Usage.Total() <= 0 || whole.Usage.Total() <= whole.Agent.Usage.Total() {
+		t.Errorf("usage %+v should add the agent's %+v to the answer's", whole.Usage, whole.Agent.Usage)
+	}
+
+	mu.Lock()
+	verdict, answers = `{"sufficient":false,"missing":"the refund deadline","next_query":"refund deadline"}`, 0
+	mu.Unlock()
+	ab, err := kb.Ask(ctx, quarry.Developer(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ab.Abstained || len(ab.Citations) != 0 || !strings.Contains(ab.Answer, "the refund deadline") || ab.Agent.Stopped != "budget: rounds" || answers != 0 {
+		t.Errorf("an insufficient run: %+v (the model answered %d times)", ab, answers)
+	}
+}

@@ -58,11 +58,13 @@ type Searcher interface {
 }
 
 // Expander reaches passages near one already found, under the same scopes
-// as the source's searches: the chunks around it in its source, and the
-// chunks of the hierarchy nodes linked to its node.
+// as the source's searches: the chunks around it in its source, the chunks
+// of the hierarchy nodes linked to its node, and its whole document (the
+// limit chunks nearest it, in reading order).
 type Expander interface {
 	Neighbours(ctx context.Context, d *document.Document, window int) ([]*document.Document, error)
 	Linked(ctx context.Context, d *document.Document, limit int) ([]*document.Document, error)
+	Document(ctx context.Context, d *document.Document, limit int) ([]*document.Document, error)
 }
 
 // Source is one place the agent may search.
@@ -432,7 +434,7 @@ type search struct {
 // expansion is one tool call that follows a gathered passage.
 type expansion struct {
 	id     string
-	tool   string // ToolNeighbours or ToolLinked
+	tool   string // ToolNeighbours, ToolLinked or ToolDocument
 	doc    *document.Document
 	aspect int
 	n      int // window or limit
@@ -479,8 +481,11 @@ func (r *run) runCalls(ctx context.Context, searches []search, exps []expansion)
 				if src.Expander == nil {
 					return nil, fmt.Errorf("source %q cannot follow passages", src.Name)
 				}
-				if e.tool == ToolNeighbours {
+				switch e.tool {
+				case ToolNeighbours:
 					return src.Expander.Neighbours(ctx, e.doc, e.n)
+				case ToolDocument:
+					return src.Expander.Document(ctx, e.doc, e.n)
 				}
 				return src.Expander.Linked(ctx, e.doc, e.n)
 			})

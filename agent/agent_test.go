@@ -111,6 +111,10 @@ func (c *corpus) Linked(context.Context, *document.Document, int) ([]*document.D
 	return nil, nil
 }
 
+func (c *corpus) Document(_ context.Context, d *document.Document, limit int) ([]*document.Document, error) {
+	return c.docs[:min(limit, len(c.docs))], nil
+}
+
 func (c *corpus) asked() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -343,6 +347,8 @@ func TestModelLoop(t *testing.T) {
 			call("c6", agent.ToolSearch, `{"query":"refunds","bogus":1}`),
 		}, {
 			call("c7", agent.ToolNeighbours, `{"id":"kba","window":1}`),
+			call("c8", agent.ToolDocument, `{"id":"kba","limit":30}`),
+			call("c9", agent.ToolDocument, `{"id":"kba"}`),
 		}},
 		`{"sufficient":false,"missing":"nothing on gift cards","next_query":"gift cards"}`,
 		`{"sufficient":true,"missing":"","next_query":""}`)
@@ -366,7 +372,7 @@ func TestModelLoop(t *testing.T) {
 			refused[s.Result.ID] = s.Result.Error
 		}
 	}
-	for id, want := range map[string]string{"c2": "no source", "c3": "raw filter fragments are not accepted", "c4": "no tool", "c5": "no gathered passage", "c6": "unknown field"} {
+	for id, want := range map[string]string{"c2": "no source", "c3": "raw filter fragments are not accepted", "c4": "no tool", "c5": "no gathered passage", "c6": "unknown field", "c8": "limit 30 is out of range 1-20"} {
 		if !strings.Contains(refused[id], want) {
 			t.Errorf("call %s: %q, want it refused for %q", id, refused[id], want)
 		}

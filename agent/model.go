@@ -20,6 +20,7 @@ const (
 	ToolSearch     = "search"
 	ToolNeighbours = "neighbours"
 	ToolLinked     = "linked"
+	ToolDocument   = "document"
 )
 
 // Instructions are the system prompt of the tool rounds.
@@ -75,7 +76,9 @@ func (r *run) tools() []llm.Tool {
 			llm.Tool{Name: ToolNeighbours, Description: "Fetch the chunks around a passage in its document.",
 				Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"window":{"type":"integer","minimum":1,"maximum":3}},"required":["id"],"additionalProperties":false}`)},
 			llm.Tool{Name: ToolLinked, Description: "Fetch passages of the sections the knowledge hierarchy links to a passage's section.",
-				Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":10}},"required":["id"],"additionalProperties":false}`)})
+				Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":10}},"required":["id"],"additionalProperties":false}`)},
+			llm.Tool{Name: ToolDocument, Description: "Fetch the document a passage belongs to: its chunks nearest the passage, in reading order.",
+				Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["id"],"additionalProperties":false}`)})
 	}
 	return out
 }
@@ -311,7 +314,7 @@ func (r *run) modelCalls(ctx context.Context, calls []llm.ToolCall) []string {
 				continue
 			}
 			searches = append(searches, s)
-		case ToolNeighbours, ToolLinked:
+		case ToolNeighbours, ToolLinked, ToolDocument:
 			e, err := r.parseExpansion(c, args)
 			if err != nil {
 				out[i] = "refused: " + err.Error()
@@ -405,7 +408,18 @@ func (r *run) parseSearch(c llm.ToolCall, args json.RawMessage) (search, error) 
 	return search{id: c.ID, source: si, aspect: r.aspectOf(a.Query), q: q, args: args}, nil
 }
 
-// parseExpansion validates a neighbours or linked call: its id must name
+// expansionBounds are each expansion's size argument: its name, default
+// and most.
+var expansionBounds = map[string]struct {
+	key      string
+	def, max int
+}{
+	ToolNeighbours: {"window", 1, 3},
+	ToolLinked:     {"limit", 3, 10},
+	ToolDocument:   {"limit", 10, 20},
+}
+
+// parseExpansion validates a neighbours, linked or document call: its id must name
 // a passage the run has gathered.
 func (r *run) parseExpansion(c llm.ToolCall, args json.RawMessage) (expansion, error) {
 	var a struct {
@@ -420,21 +434,21 @@ func (r *run) parseExpansion(c llm.ToolCall, args json.RawMessage) (expansion, e
 	if !ok {
 		return expansion{}, fmt.Errorf("no gathered passage has id %q", a.ID)
 	}
-	n := a.Window
-	lo, hi, def := 1, 3, 1
-	if c.Name == ToolLinked {
-		n, lo, hi, def = a.Limit, 1, 10, 3
-		if a.Window != 0 {
-			return expansion{}, errors.New("linked takes limit, not window")
+	b := expansionBounds[c.Name]
+	n := a.Limit
+	if b.key == "window" {
+		n = a.Window
+		if a.Limit != 0 {
+			return expansion{}, fmt.Errorf("%s takes window, not limit", c.Name)
 		}
-	} else if a.Limit != 0 {
-		return expansion{}, errors.New("neighbours takes window, not limit")
+	} else if a.Window != 0 {
+		return expansion{}, fmt.Errorf("%s takes limit, not window", c.Name)
 	}
 	if n == 0 {
-		n = def
+		n = b.def
 	}
-	if n < lo || n > hi {
-		return expansion{}, fmt.Errorf("%d is out of range %d-%d", n, lo, hi)
+	if n < 1 || n > b.max {
+		return expansion{}, fmt.Errorf("%s %d is out of range 1-%d", b.key, n, b.max)
 	}
 	aspect := 0
 	for k, ls := range r.lists {
