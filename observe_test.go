@@ -41,3 +41,28 @@ func TestSpanHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentSpans: each step of an agent's run is a span under the same
+// hooks.
+func TestAgentSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	kb := quarrytest.NewKB(t, quarry.WithHooks(quarry.SpanHooks(tp.Tracer("test"))))
+	ctx := context.Background()
+	if _, err := kb.AddDocuments(ctx, quarry.Developer(), "", []quarry.NewDocument{{Text: "Refunds take five days."}, {Text: "Shipping takes two days."}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kb.Ask(ctx, quarry.Developer(), quarry.AskRequest{Question: "How long do refunds take and how long does shipping take?", Agent: true}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range rec.Ended() {
+		if s.Name() == "agent.tool" {
+			n++
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d agent.tool spans, want one per search", n)
+	}
+}
