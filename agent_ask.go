@@ -27,9 +27,9 @@ func (kb *KB) newAgent(sc Scope, c *store.Collection, retr *retrieve.Collection,
 	cs := &collectionSource{kb: kb, c: c, retr: retr, scope: scope}
 	sources := []agent.Source{{Name: c.Name(), Description: "the knowledge base's collection " + c.Name(),
 		Searcher: cs, Expander: cs, Filterable: true, Timeout: kb.sourceTimeout}}
-	if kb.web != "" {
-		sources = append(sources, agent.Source{Name: "web", Description: "web search results (SearXNG)",
-			Searcher: agent.Retrieving(&retrieve.SearXNG{BaseURL: kb.web}), Fallback: true, Timeout: kb.sourceTimeout})
+	if kb.web != nil {
+		sources = append(sources, agent.Source{Name: "web", Description: "web search results",
+			Searcher: agent.Retrieving(kb.web), Fallback: true, Timeout: kb.sourceTimeout})
 	}
 	b := kb.cfg.Agent
 	return &agent.Agent{

@@ -515,10 +515,10 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 		return nil, invalid(err)
 	}
 	pipe.PostProcessors = append(own, theirs...)
-	if kb.web != "" {
+	if kb.web != nil {
 		pipe.Retriever = &retrieve.Parallel{Timeout: kb.sourceTimeout, Sources: []retrieve.Source{
 			{Name: "knowledge base", Retriever: retr},
-			{Name: "web", Retriever: &retrieve.SearXNG{BaseURL: kb.web}},
+			{Name: "web", Retriever: kb.web},
 		}}
 	}
 	if req.MinRelevance > 1 || math.IsNaN(req.MinRelevance) {

@@ -103,7 +103,7 @@ type KB struct {
 	// the knowledge base.
 	post          []string
 	transforms    []string
-	web           string
+	web           retrieve.Retriever
 	sourceTimeout time.Duration
 	log           *slog.Logger
 	hooks         Hooks
@@ -253,11 +253,13 @@ func WithTransforms(names ...string) Option {
 	return func(o *options) { o.transforms = append(o.transforms, names...) }
 }
 
-// WithWeb also searches the web through the SearXNG instance at url for
-// every answer, in parallel with the knowledge base; each source may take
-// timeout (retrieve.DefaultSourceTimeout when 0).
-func WithWeb(url string, timeout time.Duration) Option {
-	return func(o *options) { o.web, o.sourceTimeout = url, timeout }
+// WithWeb also searches the web for every answer, in parallel with the
+// knowledge base (and as an agent's fallback source): spec is a SearXNG
+// instance's URL, "brave" or "tavily" (retrieve.NewWeb; "+pages" reads the
+// top results' pages through the reader of untrusted files). Each source
+// may take timeout (retrieve.DefaultSourceTimeout when 0).
+func WithWeb(spec string, timeout time.Duration) Option {
+	return func(o *options) { o.web, o.sourceTimeout = spec, timeout }
 }
 
 // WithMode sets the search mode used when a call names none, instead of
@@ -410,10 +412,17 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 		}
 		profiles[p.Name] = &p
 	}
-	kb := &KB{dir: dir, cfg: cfg, store: s, post: o.post, transforms: o.transforms, web: o.web,
+	kb := &KB{dir: dir, cfg: cfg, store: s, post: o.post, transforms: o.transforms,
 		sourceTimeout: o.sourceTimeout, log: o.log, hooks: o.hooks, ocr: ocr, profiles: profiles}
 	if kb.log == nil {
 		kb.log = slog.Default()
+	}
+	if o.web != "" {
+		web, err := retrieve.NewWeb(o.web, lazyReader{kb})
+		if err != nil {
+			return nil, invalid(err)
+		}
+		kb.web = web
 	}
 	switch {
 	case o.emb != nil:
@@ -662,6 +671,14 @@ func (kb *KB) TopK() int { return kb.cfg.Search.TopK }
 func (kb *KB) Loader() *load.Loader {
 	kb.loaderOnce.Do(func() { kb.loader = kb.newLoader(false) })
 	return kb.loader
+}
+
+// lazyReader reads fetched web pages with the reader of untrusted files,
+// opened on first use.
+type lazyReader struct{ kb *KB }
+
+func (r lazyReader) ReadBytes(ctx context.Context, name string, data []byte) ([]*document.Document, error) {
+	return r.kb.untrustedLoader().ReadBytes(ctx, name, data)
 }
 
 // untrustedLoader reads uploaded files: with the PDF engine a done

@@ -1,9 +1,9 @@
 // Package retrieve finds passages for a question: the Retriever contract,
 // a collection's search (vector, keyword or hybrid), composite and
-// parallel multi-source retrieval with per-source timeouts, a SearXNG web
-// source, the knowledge hierarchy's triggers and links (Graph), semantic
-// memory over past conversation turns, and the
-// pre-processors that rewrite the retrieval query (rewrite, decompose,
+// parallel multi-source retrieval with per-source timeouts, web searches
+// (SearXNG, Brave, Tavily; NewWeb opens one from its spec, and Pages reads
+// their top pages), the knowledge hierarchy's triggers and links (Graph),
+// semantic memory over past conversation turns, and the pre-processors that rewrite the retrieval query (rewrite, decompose,
 // HyDE, multi-query).
 //
 // Scopes only narrow: every retriever searches under

@@ -23,7 +23,7 @@ type qualityFlags struct {
 func (q *qualityFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&q.transforms, "transform", nil, "query transforms (need a chat model): "+retrieve.TransformNames)
 	cmd.Flags().StringSliceVar(&q.post, "post", nil, spec.Help)
-	cmd.Flags().StringVar(&q.web, "web", "", "also search the web through this SearXNG instance (its JSON API), in parallel with the knowledge base")
+	cmd.Flags().StringVar(&q.web, "web", "", "also search the web, in parallel with the knowledge base (and as --agent's fallback): a SearXNG instance's URL, brave (BRAVE_SEARCH_API_KEY) or tavily (TAVILY_API_KEY); brave+pages and tavily+pages read the top results' pages")
 	cmd.Flags().DurationVar(&q.sourceTimeout, "source-timeout", retrieve.DefaultSourceTimeout, "with --web: how long each source may take; a slow or failed source is reported, not fatal")
 }
 

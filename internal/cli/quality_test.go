@@ -21,6 +21,15 @@ func TestAskQualityFlags(t *testing.T) {
 		io.WriteString(w, `{"results":[{"url":"https://example.com/refunds","title":"Refund law","content":"Refunds are due within fourteen days by law.","score":1}]}`)
 	}))
 	defer web.Close()
+	brave := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Subscription-Token") != "brave-test" || r.URL.Query().Get("q") == "" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		io.WriteString(w, `{"type":"search","web":{"type":"search","results":[{"title":"Lunar tariffs","url":"https://example.com/moon","description":"Parcels to the <strong>moon</strong> cost ninety credits."}]}}`)
+	}))
+	defer brave.Close()
+	t.Setenv("BRAVE_SEARCH_API_KEY", "brave-test")
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusForbidden)
 		io.WriteString(w, "json format disabled")
@@ -42,6 +51,10 @@ func TestAskQualityFlags(t *testing.T) {
 			errs, _ := a["sourceErrors"].([]any)
 			return len(errs) == 1 && strings.Contains(errs[0].(map[string]any)["error"].(string), "json format disabled")
 		}},
+		{"brave web source", []string{"--web", "brave@" + brave.URL}, 0, func(a map[string]any, _ string) bool {
+			return a["sourceErrors"] == nil
+		}},
+		{"unknown web search", []string{"--web", "bing"}, 2, nil},
 		{"transform needs a model", []string{"--transform", "hyde"}, 2, nil},
 		{"unknown post-processor", []string{"--post", "sparkle"}, 2, nil},
 		{"rerank=llm needs a model", []string{"--post", "rerank=llm"}, 2, nil},
@@ -62,6 +75,22 @@ func TestAskQualityFlags(t *testing.T) {
 				t.Errorf("answer %s", out)
 			}
 		})
+	}
+}
+
+// TestAgentWebFallback: what the knowledge base lacks, the agent looks up
+// on the web (Brave here) and cites from there.
+func TestAgentWebFallback(t *testing.T) {
+	t.Setenv("QUARRY_LLM", "")
+	kb := ingestCorpus(t)
+	brave := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"type":"search","web":{"type":"search","results":[{"title":"Lunar tariffs","url":"https://example.com/moon","description":"Parcels to the <strong>moon</strong> cost ninety credits."}]}}`)
+	}))
+	defer brave.Close()
+	t.Setenv("BRAVE_SEARCH_API_KEY", "brave-test")
+	code, out, errOut := run(t, "", "ask", "What do parcels to the moon cost?", "--kb", kb, "--agent", "--web", "brave@"+brave.URL)
+	if code != 0 || !strings.Contains(out, "ninety credits") || !strings.Contains(out, "https://example.com/moon") || !strings.Contains(errOut, `"source":"web"`) {
+		t.Errorf("%d %q %q", code, out, errOut)
 	}
 }
 
