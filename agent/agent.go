@@ -67,6 +67,22 @@ type Expander interface {
 	Document(ctx context.Context, d *document.Document, limit int) ([]*document.Document, error)
 }
 
+// Tool is a tool the model may call besides the searches and expansions
+// (a graph's schema, a named query): its answer is text for the model and
+// may bring passages, gathered like a search's. Tools run under the
+// caller's scopes as sources do; the rule-based loop does not call them.
+type Tool interface {
+	Definition() llm.Tool
+	Call(ctx context.Context, args json.RawMessage) (Found, error)
+}
+
+// Found is what a Tool returned.
+type Found struct {
+	Passages []*document.Document
+	// Text is shown to the model before the passages.
+	Text string
+}
+
 // Source is one place the agent may search.
 type Source struct {
 	// Name identifies the source to the model and in steps ("docs",
@@ -150,7 +166,10 @@ type Agent struct {
 	Sources []Source
 	// Model triages, calls the tools and judges; nil runs the rule-based
 	// loop.
-	Model  llm.ChatModel
+	Model llm.ChatModel
+	// Tools are offered to the model beside the searches; their names must
+	// not be search, neighbours, document or linked.
+	Tools  []Tool
 	Budget Budget
 	// TopK is how many passages a search returns unless a call asks for
 	// fewer or more (up to MaxTopK), and how many the gathered list keeps
@@ -328,6 +347,13 @@ func (a *Agent) Gather(ctx context.Context, req Request) (*Gathered, error) {
 		}
 		names[s.Name] = true
 	}
+	for _, t := range a.Tools {
+		n := t.Definition().Name
+		if names[n] || slices.Contains([]string{ToolSearch, ToolNeighbours, ToolDocument, ToolLinked}, n) {
+			return nil, fmt.Errorf("agent: tool %q: its name is taken", n)
+		}
+		names[n] = true
+	}
 	an, err := bm25.NewAnalyzer(bm25.AnalyzerConfig{Language: a.Language})
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
@@ -476,7 +502,7 @@ func (r *run) runCalls(ctx context.Context, searches []search, exps []expansion)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			src := r.a.Sources[r.from[e.doc.ID]]
+			src := r.a.Sources[r.from[e.doc.ID]] // parseExpansion saw it came from a source
 			res[len(searches)+j] = r.timed(ctx, src.Timeout, "agent.tool", func(ctx context.Context) ([]*document.Document, error) {
 				if src.Expander == nil {
 					return nil, fmt.Errorf("source %q cannot follow passages", src.Name)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -79,6 +80,9 @@ func (r *run) tools() []llm.Tool {
 				Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":10}},"required":["id"],"additionalProperties":false}`)},
 			llm.Tool{Name: ToolDocument, Description: "Fetch the document a passage belongs to: its chunks nearest the passage, in reading order.",
 				Parameters: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"},"limit":{"type":"integer","minimum":1,"maximum":20}},"required":["id"],"additionalProperties":false}`)})
+	}
+	for _, t := range r.a.Tools {
+		out = append(out, t.Definition())
 	}
 	return out
 }
@@ -291,6 +295,7 @@ func (r *run) modelCalls(ctx context.Context, calls []llm.ToolCall) []string {
 	out := make([]string, len(calls))
 	var searches []search
 	var exps []expansion
+	var extras []extraCall
 	idx := map[string]int{} // call id → position in out
 	room := max(r.budget.ToolCalls-r.out.ToolCalls, 0)
 	for i, c := range calls {
@@ -299,7 +304,7 @@ func (r *run) modelCalls(ctx context.Context, calls []llm.ToolCall) []string {
 		if len(args) == 0 {
 			args = json.RawMessage(`{}`)
 		}
-		if len(searches)+len(exps) >= room {
+		if len(searches)+len(exps)+len(extras) >= room {
 			out[i] = "refused: the tool-call budget is spent"
 			r.out.Stopped = "budget: tool calls"
 			r.refused(c, out[i])
@@ -323,6 +328,10 @@ func (r *run) modelCalls(ctx context.Context, calls []llm.ToolCall) []string {
 			}
 			exps = append(exps, e)
 		default:
+			if t := r.extraTool(c.Name); t != nil {
+				extras = append(extras, extraCall{id: c.ID, tool: t, args: args})
+				continue
+			}
 			out[i] = "refused: there is no tool " + strconv.Quote(c.Name)
 			r.refused(c, out[i])
 		}
@@ -330,12 +339,77 @@ func (r *run) modelCalls(ctx context.Context, calls []llm.ToolCall) []string {
 	for _, s := range searches {
 		r.addQuery(s.q.Text)
 	}
+	for j, text := range r.runExtras(ctx, extras) {
+		out[idx[extras[j].id]] = text
+	}
 	res := r.runCalls(ctx, searches, exps)
 	for j, s := range searches {
 		out[idx[s.id]] = resultText(res[j])
 	}
 	for j, e := range exps {
 		out[idx[e.id]] = resultText(res[len(searches)+j])
+	}
+	return out
+}
+
+// extraCall is a call of one of the agent's Tools.
+type extraCall struct {
+	id   string
+	tool Tool
+	args json.RawMessage
+}
+
+// extraTool finds one of the agent's Tools by name.
+func (r *run) extraTool(name string) Tool {
+	for _, t := range r.a.Tools {
+		if t.Definition().Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// runExtras runs calls of the agent's Tools concurrently, each under the
+// default source timeout, gathers the passages they bring (as passages no
+// expansion can follow) and returns what to tell the model for each.
+func (r *run) runExtras(ctx context.Context, calls []extraCall) []string {
+	if len(calls) == 0 {
+		return nil
+	}
+	for _, c := range calls {
+		r.emit(Step{Kind: StepToolCall, Call: &Call{ID: c.id, Tool: c.tool.Definition().Name, Arguments: c.args}})
+	}
+	r.out.ToolCalls += len(calls)
+	found := make([]Found, len(calls))
+	res := make([]result, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i] = r.timed(ctx, 0, "agent.tool", func(ctx context.Context) ([]*document.Document, error) {
+				f, err := c.tool.Call(ctx, c.args)
+				found[i] = f
+				return f.Passages, err
+			})
+		}()
+	}
+	wg.Wait()
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		res[i].docs = r.add(-1, r.aspectOf(string(c.args)), res[i].docs)
+		r.report(c.id, c.tool.Definition().Name, c.tool.Definition().Name, res[i])
+		if res[i].err != nil {
+			out[i] = "failed: " + res[i].err.Error()
+			continue
+		}
+		out[i] = found[i].Text
+		if len(res[i].docs) > 0 {
+			out[i] = strings.TrimSpace(out[i] + "\n" + listing(res[i].docs))
+		}
+		if out[i] == "" {
+			out[i] = "no result"
+		}
 	}
 	return out
 }
@@ -433,6 +507,9 @@ func (r *run) parseExpansion(c llm.ToolCall, args json.RawMessage) (expansion, e
 	d, ok := r.pool[a.ID]
 	if !ok {
 		return expansion{}, fmt.Errorf("no gathered passage has id %q", a.ID)
+	}
+	if r.from[a.ID] < 0 {
+		return expansion{}, fmt.Errorf("passage %q came from a tool, not a source: it cannot be followed", a.ID)
 	}
 	b := expansionBounds[c.Name]
 	n := a.Limit

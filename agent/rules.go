@@ -56,7 +56,7 @@ func (r *run) byRules(ctx context.Context) error {
 				}
 				// The best passage for an uncovered aspect is the one most
 				// likely to sit next to what is missing.
-				if best := r.bestFor(i); best != nil && !followed[best.ID] && r.a.Sources[r.from[best.ID]].Expander != nil {
+				if best := r.bestFor(i); best != nil && !followed[best.ID] && r.from[best.ID] >= 0 && r.a.Sources[r.from[best.ID]].Expander != nil {
 					followed[best.ID] = true
 					exps = append(exps, r.expansionCall(ToolNeighbours, best, i, 1), r.expansionCall(ToolLinked, best, i, 3))
 				}
