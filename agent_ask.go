@@ -29,11 +29,21 @@ func (kb *KB) newAgent(sc Scope, c *store.Collection, retr *retrieve.Collection,
 		Searcher: cs, Expander: cs, Filterable: true, Timeout: kb.sourceTimeout}}
 	if kb.web != nil {
 		sources = append(sources, agent.Source{Name: "web", Description: "web search results",
-			Searcher: agent.Retrieving(kb.web), Fallback: true, Timeout: kb.sourceTimeout})
+			Searcher: agent.Retrieving(scoped{kb.web, scope}), Fallback: true, Timeout: kb.sourceTimeout})
+	}
+	var tools []agent.Tool
+	if kb.graph != nil && len(sc.Profiles) == 0 {
+		if gr := kb.graphRetriever(); gr != nil {
+			sources = append(sources, agent.Source{Name: "graph", Description: "the knowledge graph, searched with the " + kb.graphSearch + " template",
+				Searcher: agent.Retrieving(scoped{gr, scope}), Timeout: kb.sourceTimeout})
+		}
+		// The graph's whole shape is for callers that reach every document.
+		tools = kb.graph.Tools(scope, sc.MayReachAll())
 	}
 	b := kb.cfg.Agent
 	return &agent.Agent{
 		Sources:     sources,
+		Tools:       tools,
 		Model:       chat,
 		Budget:      agent.Budget{Rounds: b.Rounds, ToolCalls: b.ToolCalls, Tokens: b.Tokens, Time: b.TimeLimit()},
 		MinCoverage: kb.minRelevance(),
@@ -41,6 +51,18 @@ func (kb *KB) newAgent(sc Scope, c *store.Collection, retr *retrieve.Collection,
 		Logger:      kb.log,
 		Stage:       kb.stage,
 	}
+}
+
+// scoped holds a retriever to a scope: every request is searched under
+// it, whatever the request's own.
+type scoped struct {
+	r     retrieve.Retriever
+	scope filter.Expr
+}
+
+func (s scoped) Retrieve(ctx context.Context, req retrieve.Request) ([]*document.Document, error) {
+	req.Scope = filter.Merge(s.scope, req.Scope)
+	return s.r.Retrieve(ctx, req)
 }
 
 // collectionSource is a collection as an agent's source, held to one

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -266,5 +270,35 @@ func TestAgentAskWithModel(t *testing.T) {
 	}
 	if !ab.Abstained || len(ab.Citations) != 0 || !strings.Contains(ab.Answer, "the refund deadline") || ab.Agent.Stopped != "budget: rounds" || answers != 0 {
 		t.Errorf("an insufficient run: %+v (the model answered %d times)", ab, answers)
+	}
+}
+
+// TestAgentWebUnderScope: the web and the graph are searched under the
+// caller's scope too, so a tenant-scoped caller gets no web passage (they
+// carry no tenant), as without the agent.
+func TestAgentWebUnderScope(t *testing.T) {
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"results":[{"url":"https://example.com/moon","title":"Moon parcels","content":"Parcels to the moon cost ninety credits.","score":1}]}`)
+	}))
+	defer web.Close()
+	kb := tenants(t, quarry.WithWeb(web.URL, 0))
+	ctx := context.Background()
+	q := quarry.AskRequest{Question: "What do parcels to the moon cost?", Agent: true, MinRelevance: -1}
+	open, err := kb.Ask(ctx, quarry.Developer(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(open.Agent.Steps), "https://example.com/moon") && !slices.ContainsFunc(open.Citations, func(p quarry.Passage) bool { return p.SourceType == "web" }) {
+		t.Fatalf("the developer's agent found nothing on the web: %+v", open.Agent)
+	}
+	sc := quarry.Scope{Filter: filter.Eq("tenant", "acme")}
+	ans, err := kb.Ask(ctx, sc, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ans.Agent.Steps {
+		if s.Result != nil && slices.Contains(s.Result.IDs, "https://example.com/moon") {
+			t.Errorf("a tenant-scoped agent got a web passage: %+v", s.Result)
+		}
 	}
 }

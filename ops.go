@@ -515,11 +515,17 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 		return nil, invalid(err)
 	}
 	pipe.PostProcessors = append(own, theirs...)
+	// The operator's extra sources are searched beside the collection; one
+	// that fails is reported, never fatal.
+	sources := []retrieve.Source{{Name: "knowledge base", Retriever: retr}}
 	if kb.web != nil {
-		pipe.Retriever = &retrieve.Parallel{Timeout: kb.sourceTimeout, Sources: []retrieve.Source{
-			{Name: "knowledge base", Retriever: retr},
-			{Name: "web", Retriever: kb.web},
-		}}
+		sources = append(sources, retrieve.Source{Name: "web", Retriever: kb.web})
+	}
+	if gr := kb.graphRetriever(); gr != nil {
+		sources = append(sources, retrieve.Source{Name: "graph", Retriever: gr})
+	}
+	if len(sources) > 1 {
+		pipe.Retriever = &retrieve.Parallel{Timeout: kb.sourceTimeout, Sources: sources}
 	}
 	if req.MinRelevance > 1 || math.IsNaN(req.MinRelevance) {
 		return nil, invalid(fmt.Errorf("min relevance %g: use a share up to 1, or a negative number for none", req.MinRelevance))

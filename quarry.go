@@ -41,6 +41,7 @@ import (
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/rerank/spec"
 	"github.com/quarry-rag/quarry/retrieve"
+	"github.com/quarry-rag/quarry/retrieve/neo4j"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/embedded"   // the default store
 	_ "github.com/quarry-rag/quarry/store/mariadb"    // mariadb:// stores
@@ -101,9 +102,13 @@ type KB struct {
 	// transforms, applied to every answer (specs in rerank/spec and
 	// retrieve.NewTransform); web is a SearXNG address searched beside
 	// the knowledge base.
-	post          []string
-	transforms    []string
-	web           retrieve.Retriever
+	post       []string
+	transforms []string
+	web        retrieve.Retriever
+	// graph is the knowledge graph, graphSearch its template searched with
+	// every question ("" for none).
+	graph         *neo4j.Graph
+	graphSearch   string
 	sourceTimeout time.Duration
 	log           *slog.Logger
 	hooks         Hooks
@@ -190,6 +195,8 @@ type options struct {
 	hooks         Hooks
 	environ       func() []string
 	profiles      []Profile
+	graph         *neo4j.Graph
+	graphSearch   *string
 }
 
 // getenv looks a variable up in the options' environment (nil: the
@@ -423,6 +430,15 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 			return nil, invalid(err)
 		}
 		kb.web = web
+	}
+	kb.graph, kb.graphSearch = o.graph, cfg.Graph.Search
+	if o.graphSearch != nil {
+		kb.graphSearch = *o.graphSearch
+	}
+	if kb.graph == nil {
+		if kb.graph, err = openGraph(dir, cfg.Graph); err != nil {
+			return nil, invalid(err)
+		}
 	}
 	switch {
 	case o.emb != nil:

@@ -48,6 +48,7 @@ type Config struct {
 	Search   Search   `koanf:"search"`
 	Ingest   Ingest   `koanf:"ingest"`
 	Agent    Agent    `koanf:"agent"`
+	Graph    Graph    `koanf:"graph"`
 	// Collections holds per-collection settings ([collections.NAME]).
 	Collections map[string]CollectionSettings `koanf:"collections"`
 	// Profiles holds the agent profiles ([profiles.NAME]): named ways to
@@ -119,6 +120,24 @@ type Agent struct {
 	Time string `koanf:"time"`
 }
 
+// Graph is a Neo4j knowledge graph searched beside the knowledge base
+// through named Cypher templates (package retrieve/neo4j).
+type Graph struct {
+	// URL is Neo4j's HTTP address ("http://localhost:7474"); empty for no
+	// graph.
+	URL      string `koanf:"url"`
+	Database string `koanf:"database"`
+	// User authenticates; the password comes from NEO4J_PASSWORD.
+	User string `koanf:"user"`
+	// Templates is the folder of *.cypher templates, relative to the
+	// knowledge base directory.
+	Templates string `koanf:"templates"`
+	// Search names the template every question is also searched with (its
+	// query parameter takes the question); empty searches the graph only
+	// through the agent's tools.
+	Search string `koanf:"search"`
+}
+
 // TimeLimit is the agent's time bound.
 func (a Agent) TimeLimit() time.Duration {
 	d, _ := time.ParseDuration(a.Time)
@@ -180,12 +199,13 @@ func Defaults() Config {
 		Search:     Search{TopK: 10, Rerank: "off", Calibrate: "auto"},
 		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
 		Agent:      Agent{Rounds: 4, ToolCalls: 16, Tokens: 24000, Time: "60s"},
+		Graph:      Graph{Database: "neo4j", User: "neo4j", Templates: "cypher"},
 	}
 }
 
 // sections are the nested tables; an environment variable QUARRY_SEARCH_TOP_K
 // maps to search.top_k.
-var sections = []string{"chunking", "search", "ingest", "agent"}
+var sections = []string{"chunking", "search", "ingest", "agent", "graph"}
 
 // Load resolves the settings of the knowledge base in dir (which may not
 // exist yet, or be "" for none: then only defaults and the environment
@@ -353,6 +373,8 @@ func toMap(c Config) map[string]any {
 		"ingest.ocr":   c.Ingest.OCR,
 		"agent.rounds": c.Agent.Rounds, "agent.tool_calls": c.Agent.ToolCalls, "agent.tokens": c.Agent.Tokens,
 		"agent.time": c.Agent.Time,
+		"graph.url":  c.Graph.URL, "graph.database": c.Graph.Database, "graph.user": c.Graph.User,
+		"graph.templates": c.Graph.Templates, "graph.search": c.Graph.Search,
 	}
 }
 
@@ -448,5 +470,16 @@ rounds = ` + strconv.Itoa(c.Agent.Rounds) + `
 tool_calls = ` + strconv.Itoa(c.Agent.ToolCalls) + `
 tokens = ` + strconv.Itoa(c.Agent.Tokens) + `
 time = ` + q(c.Agent.Time) + `
+
+[graph]
+# A Neo4j knowledge graph searched through named Cypher templates (docs/agent.md): its HTTP
+# address (empty for none), database, user (the password from NEO4J_PASSWORD), the folder of
+# *.cypher templates, and the template every question is also searched with (empty: only the
+# agent's tools use the graph).
+url = ` + q(c.Graph.URL) + `
+database = ` + q(c.Graph.Database) + `
+user = ` + q(c.Graph.User) + `
+templates = ` + q(c.Graph.Templates) + `
+search = ` + q(c.Graph.Search) + `
 `
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/mcp"
 	"github.com/quarry-rag/quarry/quarrytest"
+	"github.com/quarry-rag/quarry/retrieve/neo4j"
+	"github.com/quarry-rag/quarry/retrieve/neo4j/neo4jtest"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/memory"
 )
@@ -614,5 +616,67 @@ func TestStructuredAnswer(t *testing.T) {
 	}
 	if err := json.Unmarshal(ans.JSON, &v); err != nil || v.Days != 14 {
 		t.Errorf("structured answer %s: %v", ans.JSON, err)
+	}
+}
+
+// graphKB is a knowledge base with a fake Neo4j graph of one template.
+func graphKB(t *testing.T) *quarry.KB {
+	t.Helper()
+	srv := neo4jtest.New(t, []string{"Product"}, []string{"RELATED_TO"}, []string{"apoc.path.expand", "gds.pageRank.stream"})
+	tpl, err := neo4j.ParseTemplate("products", "// description: Products by name\n// param: query string required words\n// text: text\n// id: id\n// metadata: tenant\nMATCH (p:Product) WHERE p.name CONTAINS $query RETURN p.id AS id, p.name AS text, p.tenant AS tenant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Handle(tpl.Cypher, func(map[string]any) (neo4jtest.Answer, error) {
+		return neo4jtest.Answer{Columns: []string{"id", "text", "tenant"}, Rows: [][]any{{"p1", "Acme kettle", "acme"}, {"p2", "Globex kettle", "globex"}}}, nil
+	})
+	g := &neo4j.Graph{Client: &neo4j.Client{URL: srv.URL, MaxRetries: -1}, Templates: []neo4j.Template{tpl}}
+	return quarrytest.NewKB(t, quarry.WithGraph(g, "products"))
+}
+
+// TestGraphTools: with a graph, MCP offers its tools; a template's rows
+// come back under the client's scope, and the graph's schema only to a
+// client that reaches everything.
+func TestGraphTools(t *testing.T) {
+	kb := graphKB(t)
+	srv, err := mcp.New(mcp.Config{KB: kb, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	cs := connect(t, srv)
+	var ts mcp.GraphTemplatesOutput
+	call(t, cs, mcp.ToolGraphList, map[string]any{}, &ts)
+	if len(ts.Templates) != 1 || ts.Templates[0].Name != "products" {
+		t.Errorf("templates %+v", ts)
+	}
+	var sch neo4j.GraphSchema
+	call(t, cs, mcp.ToolGraphSchema, map[string]any{}, &sch)
+	var pl neo4j.Plugins
+	call(t, cs, mcp.ToolGraphPlugins, map[string]any{}, &pl)
+	if len(sch.Labels) != 1 || !pl.OK {
+		t.Errorf("schema %+v plugins %+v", sch, pl)
+	}
+	var rows mcp.GraphTemplateOutput
+	call(t, cs, mcp.ToolGraphTemplate, map[string]any{"template": "products", "arguments": map[string]any{"query": "kettle"}}, &rows)
+	if len(rows.Results) != 2 {
+		t.Errorf("rows %+v", rows)
+	}
+	if res := callRaw(t, cs, mcp.ToolGraphTemplate, map[string]any{"template": "products", "arguments": map[string]any{"query": "x", "cypher": "MATCH (n) DELETE n"}}); !res.IsError {
+		t.Error("an undeclared parameter was accepted")
+	}
+
+	scoped, err := mcp.New(mcp.Config{KB: kb, Logger: slog.New(slog.DiscardHandler), Scope: mcp.Scope{Filter: filter.Eq("tenant", "acme")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { scoped.Close() })
+	acme := connect(t, scoped)
+	call(t, acme, mcp.ToolGraphTemplate, map[string]any{"template": "products", "arguments": map[string]any{"query": "kettle"}}, &rows)
+	if len(rows.Results) != 1 || rows.Results[0].Metadata["tenant"] != "acme" {
+		t.Errorf("scoped rows %+v", rows)
+	}
+	if res := callRaw(t, acme, mcp.ToolGraphSchema, map[string]any{}); !res.IsError {
+		t.Error("a scoped client read the graph's schema")
 	}
 }

@@ -294,6 +294,7 @@ func (s *Server) addTools() error {
 			"them, with their source, page, headings and lines, storing nothing: to look at a document's parts " +
 			"before adding them, or to add them one by one with knowledge_add_documents."}, s.index)
 	s.addHierarchyTools()
+	s.addGraphTools()
 	if s.cfg.ReadOnly {
 		return nil
 	}

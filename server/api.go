@@ -231,6 +231,7 @@ func (s *Server) register() {
 	}
 	huma.Register(s.api, op("get-status", http.MethodGet, "/v1/status", "Server and collections status", "status"), s.status)
 	huma.Register(s.api, op("list-profiles", http.MethodGet, "/v1/profiles", "List the agent profiles open to the caller", "profiles"), s.listProfiles)
+	s.registerGraph(op)
 	huma.Register(s.api, op("list-collections", http.MethodGet, "/v1/collections", "List collections", "collections"), s.listCollections)
 	create := op("create-collection", http.MethodPost, "/v1/collections", "Create a collection with a schema", "collections")
 	create.DefaultStatus = http.StatusCreated

@@ -99,7 +99,7 @@ can search and ask questions of, with answers that cite their sources.`,
 	root.AddCommand(newMCPCmd(stdio))
 	root.AddCommand(newServeCmd(stdio), newKeysCmd(stdio))
 	root.AddCommand(newAskCmd(stdio), newChatCmd(stdio))
-	root.AddCommand(newTreeCmd(stdio), newHealthCmd(stdio), newLinksCmd(stdio), newDoctorCmd(stdio), newNewCmd(stdio), newImportCmd(stdio), newObjectsCmd(stdio), newProfilesCmd(stdio))
+	root.AddCommand(newTreeCmd(stdio), newHealthCmd(stdio), newLinksCmd(stdio), newDoctorCmd(stdio), newNewCmd(stdio), newImportCmd(stdio), newObjectsCmd(stdio), newProfilesCmd(stdio), newGraphCmd(stdio))
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print Quarry's version (the module version, or the commit of a build from a checkout)",
