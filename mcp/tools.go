@@ -263,7 +263,7 @@ func (s *Server) addTools() error {
 	// json.RawMessage would be inferred as a byte array: an answer's JSON
 	// and a tool call's arguments are any JSON value.
 	askOut, err := jsonschema.For[AskOutput](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {}}})
+		reflect.TypeFor[json.RawMessage](): {Description: "any JSON value"}}})
 	if err != nil {
 		return fmt.Errorf("mcp: output schema: %w", err)
 	}
