@@ -125,8 +125,13 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 	score(cands, query, headingCoverage(an, top, query), termStatsOf(an, query, top).cover(nil), cos)
 	chars := 0
 	for _, s := range picked {
-		s.rel = 0
 		chars += utf8.RuneCountInString(s.text)
+	}
+	// What the parts took, and its repeats, are not picked again.
+	for _, c := range cands {
+		if slices.Contains(picked, c) || nearDuplicate(c, picked) {
+			c.rel = 0
+		}
 	}
 	if left := maxSentences - len(picked); left > 0 && (len(picked) == 0 || chars < maxChars) {
 		rest := pick(cands, left, max(maxChars-chars, 1))
@@ -172,7 +177,7 @@ func (p *Pipeline) extractive(ctx context.Context, r *run) (*Answer, error) {
 	return a, p.record(ctx, r, a)
 }
 
-// pickAspects picks, for each aspect in turn, its best sentence not
+// pickAspects picks, for each aspect in turn, its best sentences not
 // already picked (scored as the whole question is, against the aspect's
 // terms); an aspect no sentence shares a term with gets none.
 func pickAspects(an *bm25.Analyzer, cands []*sentence, top []*document.Document, aspects []Aspect) []*sentence {
@@ -190,18 +195,43 @@ func pickAspects(an *bm25.Analyzer, cands []*sentence, top []*document.Document,
 				own[i+1] = true
 			}
 		}
-		var best *sentence
-		for _, s := range cands {
-			if s.rel > 0 && !slices.Contains(picked, s) && (len(own) == 0 || own[s.n]) && (best == nil || s.rel > best.rel) {
-				best = s
+		// The part's best sentence, then its best from another passage
+		// (one passage may answer a part only in passing), never one that
+		// repeats a sentence already picked.
+		var first *sentence
+		for k := 0; k < perAspect; k++ {
+			var best *sentence
+			for _, s := range cands {
+				if s.rel > 0 && !slices.Contains(picked, s) && (len(own) == 0 || own[s.n]) && (first == nil || s.n != first.n) &&
+					(best == nil || s.rel > best.rel) && !nearDuplicate(s, picked) {
+					best = s
+				}
 			}
-		}
-		if best != nil {
+			if best == nil || (first != nil && best.rel < stopShare*first.rel) {
+				break
+			}
+			if first == nil {
+				first = best
+			}
 			picked = append(picked, best)
 		}
 	}
 	return picked
 }
+
+// nearDuplicate reports whether s repeats a picked sentence (the Jaccard
+// similarity of their terms at least 0.6, as pick counts it).
+func nearDuplicate(s *sentence, picked []*sentence) bool {
+	for _, p := range picked {
+		if jaccard(s.terms, p.terms) >= 0.6 {
+			return true
+		}
+	}
+	return false
+}
+
+// perAspect is how many sentences each part of a question gets first.
+var perAspect = 2
 
 func orDefault(v, def int) int {
 	if v > 0 {

@@ -2,6 +2,7 @@ package rag_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -168,5 +169,44 @@ func TestExtractiveWithoutPassages(t *testing.T) {
 	}
 	if text.String() != a.Text || final == nil || !final.Extractive {
 		t.Errorf("streamed extractive: %q %+v", text.String(), final)
+	}
+}
+
+// TestExtractiveAspects: a question of several parts quotes each part's
+// best sentence, from the passages found for it when they were retrieved,
+// and never the same sentence twice.
+func TestExtractiveAspects(t *testing.T) {
+	docs := []*document.Document{
+		sourced("Refunds are paid within five days of the return. Refunds go back to the card.", "refunds.md", "Refunds"),
+		sourced("Index of policies. Refunds are paid within five days of the return. Shipping takes two days.", "index.md", "Index"),
+		sourced("Shipping takes two days. Express shipping takes one day and costs five euros.", "shipping.md", "Shipping"),
+		sourced("Gift cards are never refunded.", "gift-cards.md", "Gift cards"),
+	}
+	for i, d := range docs {
+		d.ID = "d" + strconv.Itoa(i+1)
+	}
+	p := &rag.Pipeline{Retriever: &staticRetriever{docs: docs}}
+	q := "How fast are refunds paid and how long does express shipping take?"
+	a, err := p.Ask(context.Background(), rag.Request{Question: q, Aspects: []rag.Aspect{
+		{Text: "How fast are refunds paid", IDs: []string{"d1", "d2"}},
+		{Text: "how long does express shipping take", IDs: []string{"d3"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkQuotes(t, a)
+	seen := map[string]bool{}
+	var srcs []string
+	for _, qt := range a.Quotes {
+		if seen[qt.Text] {
+			t.Errorf("%q quoted twice: %s", qt.Text, a.Text)
+		}
+		seen[qt.Text] = true
+	}
+	for _, c := range a.Citations {
+		srcs = append(srcs, c.Source)
+	}
+	if !strings.Contains(a.Text, "Express shipping takes one day") || !slices.Contains(srcs, "refunds.md") || !slices.Contains(srcs, "shipping.md") {
+		t.Errorf("answer %q cites %v", a.Text, srcs)
 	}
 }

@@ -152,8 +152,8 @@ type Request struct {
 	// negative turns the floor off.
 	MinRelevance float64
 	// Aspects are the parts of a question with several (an agent's
-	// triage): an extractive answer quotes the best sentence for each
-	// before the best for the whole.
+	// triage): an extractive answer quotes each part's two best sentences
+	// (from different passages) before the best for the whole.
 	Aspects []Aspect
 	// Reply, when set, is the answer: nothing is retrieved or generated,
 	// and the turn is recorded like any other. An agent that gathered too

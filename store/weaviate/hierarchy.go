@@ -266,6 +266,42 @@ func (b *Backend) Attachments(ctx context.Context, coll string) ([]store.Attachm
 	return atts, err
 }
 
+// AttachmentsOf returns the attachments of the given documents, ordered
+// by doc id; unattached ids are skipped. A search places its hits in the
+// hierarchy with it, reading their rows instead of every attachment.
+func (b *Backend) AttachmentsOf(ctx context.Context, coll string, docIDs []string) ([]store.Attachment, error) {
+	if _, err := b.get(ctx, coll); err != nil {
+		return nil, err
+	}
+	var rows []string
+	const batch = 200 // keys per where clause
+	for start := 0; start < len(docIDs); start += batch {
+		ids := docIDs[start:min(start+batch, len(docIDs))]
+		keys := make([]string, len(ids))
+		for i, id := range ids {
+			keys[i] = hierKey(coll, kindAtt, id)
+		}
+		var part []string
+		err := b.read(ctx, hierColl(coll), func(s snapshot) error {
+			part = part[:0]
+			w := and(where{"path": []any{"q_chunk"}, "operator": "ContainsAny", "valueTextArray": wrapAll(keys)}, s.visible(false))
+			return b.sorted(ctx, b.hierClass(), w, "q_chunk", "body", func(rs []map[string]json.RawMessage) error {
+				for _, r := range rs {
+					part = append(part, text(r, "body"))
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("weaviate: attachments of %q: %w", coll, err)
+		}
+		rows = append(rows, part...)
+	}
+	atts, err := decodeRows[store.Attachment](rows)
+	slices.SortFunc(atts, func(a, b store.Attachment) int { return strings.Compare(a.DocID, b.DocID) })
+	return slices.CompactFunc(atts, func(a, b store.Attachment) bool { return a.DocID == b.DocID }), err
+}
+
 // Attach implements store.HierarchyStore.
 func (b *Backend) Attach(ctx context.Context, coll string, atts []store.Attachment, detach []string) error {
 	unlock, err := b.lockHierarchy(ctx, coll)
