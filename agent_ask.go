@@ -158,14 +158,9 @@ func (g *gathered) HasTerms(ctx context.Context, req retrieve.Request, words []s
 func (kb *KB) gather(ctx context.Context, a *asking, onStep func(agent.Step)) error {
 	var history []llm.Message
 	if a.req.Thread != "" && a.pipe.Threads != nil {
-		turns, err := a.pipe.Threads.Turns(ctx, a.req.Thread, agentHistory)
-		if err != nil && !errors.Is(err, store.ErrThreadNotFound) {
+		var err error
+		if history, err = rag.History(ctx, a.pipe.Threads, a.req.Thread, agentHistory); err != nil {
 			return fmt.Errorf("ask: %w", err)
-		}
-		for _, t := range turns {
-			if r := llm.Role(t.Role); r == llm.RoleUser || r == llm.RoleAssistant {
-				history = append(history, llm.Message{Role: r, Content: t.Content})
-			}
 		}
 	}
 	k := a.req.TopK

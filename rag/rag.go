@@ -634,20 +634,32 @@ func (p *Pipeline) loadHistory(ctx context.Context, r *run) error {
 	if n == 0 {
 		n = DefaultHistoryTurns
 	}
-	turns, err := p.Threads.Turns(ctx, r.req.Thread, n)
-	if errors.Is(err, store.ErrThreadNotFound) {
-		return nil
-	}
+	h, err := History(ctx, p.Threads, r.req.Thread, n)
 	if err != nil {
 		return fmt.Errorf("ask: %w", err)
 	}
+	r.history = h
+	return nil
+}
+
+// History is a thread's last n turns as the messages a model reads: the
+// questions and answers, none when the thread does not exist yet.
+func History(ctx context.Context, ts store.ThreadStore, thread string, n int) ([]llm.Message, error) {
+	turns, err := ts.Turns(ctx, thread, n)
+	if errors.Is(err, store.ErrThreadNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []llm.Message
 	for _, t := range turns {
 		switch llm.Role(t.Role) {
 		case llm.RoleUser, llm.RoleAssistant:
-			r.history = append(r.history, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
+			out = append(out, llm.Message{Role: llm.Role(t.Role), Content: t.Content})
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // turnData is what a thread keeps beside an answer: its citations without
