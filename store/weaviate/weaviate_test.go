@@ -33,9 +33,13 @@ func TestConformance(t *testing.T) {
 
 // TestClusterConformance runs the suite on a three-node cluster: every
 // class sharded over the nodes and replicated, reads and writes at QUORUM.
+// Weaviate scores BM25 with each shard's own statistics (weaviate/weaviate
+// #2918), and objects land on shards by their ids, which change with every
+// write: which of five documents ranks first by keywords varies from run
+// to run, so the suite asks only that the best be found.
 func TestClusterConformance(t *testing.T) {
 	base := serverURL(t, "QUARRY_TEST_WEAVIATE_CLUSTER_URL")
-	storetest.Run(t, func(t *testing.T) *store.Store { return openFresh(t, base) })
+	storetest.RunWith(t, func(t *testing.T) *store.Store { return openFresh(t, base) }, storetest.Options{ShardLocalScores: true})
 }
 
 func TestOpenRefusesBadURLs(t *testing.T) {
