@@ -329,7 +329,7 @@ func (r *run) modelCalls(ctx context.Context, calls []llm.ToolCall) []string {
 			exps = append(exps, e)
 		default:
 			if t := r.extraTool(c.Name); t != nil {
-				extras = append(extras, extraCall{id: c.ID, tool: t, args: args})
+				extras = append(extras, extraCall{id: c.ID, name: c.Name, tool: t, args: args})
 				continue
 			}
 			out[i] = "refused: there is no tool " + strconv.Quote(c.Name)
@@ -354,9 +354,9 @@ func (r *run) modelCalls(ctx context.Context, calls []llm.ToolCall) []string {
 
 // extraCall is a call of one of the agent's Tools.
 type extraCall struct {
-	id   string
-	tool Tool
-	args json.RawMessage
+	id, name string
+	tool     Tool
+	args     json.RawMessage
 }
 
 // extraTool finds one of the agent's Tools by name.
@@ -377,7 +377,7 @@ func (r *run) runExtras(ctx context.Context, calls []extraCall) []string {
 		return nil
 	}
 	for _, c := range calls {
-		r.emit(Step{Kind: StepToolCall, Call: &Call{ID: c.id, Tool: c.tool.Definition().Name, Arguments: c.args}})
+		r.emit(Step{Kind: StepToolCall, Call: &Call{ID: c.id, Tool: c.name, Arguments: c.args}})
 	}
 	r.out.ToolCalls += len(calls)
 	found := make([]Found, len(calls))
@@ -398,7 +398,7 @@ func (r *run) runExtras(ctx context.Context, calls []extraCall) []string {
 	out := make([]string, len(calls))
 	for i, c := range calls {
 		res[i].docs = r.add(-1, r.aspectOf(string(c.args)), res[i].docs)
-		r.report(c.id, c.tool.Definition().Name, c.tool.Definition().Name, res[i])
+		r.report(c.id, c.name, c.name, res[i])
 		if res[i].err != nil {
 			out[i] = "failed: " + res[i].err.Error()
 			continue

@@ -64,14 +64,7 @@ func (s *Server) graphTemplates(ctx context.Context, req *sdk.CallToolRequest, _
 	}
 	var b strings.Builder
 	for _, t := range ts {
-		fmt.Fprintf(&b, "%s: %s\n", t.Name, t.Description)
-		for _, p := range t.Params {
-			req := ""
-			if p.Required {
-				req = ", required"
-			}
-			fmt.Fprintf(&b, "  %s (%s%s) %s\n", p.Name, p.Type, req, p.Description)
-		}
+		b.WriteString(t.Describe())
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, GraphTemplatesOutput{Templates: ts}, nil
 }

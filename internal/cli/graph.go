@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -78,10 +79,7 @@ taken as JSON, else as a string). Its rows print as passages.`,
 			}
 			if !asJSON && pos[0] == "templates" {
 				for _, t := range out.([]neo4j.Template) {
-					fmt.Fprintf(stdio.Out, "%s: %s\n", t.Name, t.Description)
-					for _, p := range t.Params {
-						fmt.Fprintf(stdio.Out, "  %s %s%s  %s\n", p.Name, p.Type, map[bool]string{true: " (required)"}[p.Required], p.Description)
-					}
+					io.WriteString(stdio.Out, t.Describe())
 				}
 				return nil
 			}

@@ -180,6 +180,21 @@ func parseParam(s string) (Param, error) {
 	return p, nil
 }
 
+// Describe is the template for a person: its name and description, then
+// a line per parameter ("  name type (required)  description").
+func (t Template) Describe() string {
+	var b strings.Builder
+	b.WriteString(t.Name + ": " + t.Description + "\n")
+	for _, p := range t.Params {
+		req := ""
+		if p.Required {
+			req = " (required)"
+		}
+		fmt.Fprintf(&b, "  %s %s%s  %s\n", p.Name, p.Type, req, p.Description)
+	}
+	return b.String()
+}
+
 // Schema is the JSON schema of the template's arguments, for a model.
 func (t Template) Schema() json.RawMessage {
 	props := map[string]any{}
