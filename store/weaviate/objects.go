@@ -39,26 +39,20 @@ func (b *Backend) putObjects(ctx context.Context, objs []object) error {
 				} `json:"errors"`
 			} `json:"result"`
 		}
-		err := b.writeAll(ctx, func(q url.Values) error {
-			if err := b.c.do(ctx, http.MethodPost, "/batch/objects", q, map[string]any{"objects": part}, &results); err != nil {
-				return err
-			}
-			if len(results) != len(part) {
-				return fmt.Errorf("weaviate: batch of %d objects answered for %d", len(part), len(results))
-			}
-			for _, r := range results {
-				if r.Result.Errors != nil && len(r.Result.Errors.Error) > 0 {
-					msgs := make([]string, len(r.Result.Errors.Error))
-					for i, e := range r.Result.Errors.Error {
-						msgs[i] = e.Message
-					}
-					return fmt.Errorf("weaviate: write object %s: %s", r.ID, strings.Join(msgs, "; "))
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := b.c.do(ctx, http.MethodPost, "/batch/objects", b.consistency(), map[string]any{"objects": part}, &results); err != nil {
 			return err
+		}
+		if len(results) != len(part) {
+			return fmt.Errorf("weaviate: batch of %d objects answered for %d", len(part), len(results))
+		}
+		for _, r := range results {
+			if r.Result.Errors != nil && len(r.Result.Errors.Error) > 0 {
+				msgs := make([]string, len(r.Result.Errors.Error))
+				for i, e := range r.Result.Errors.Error {
+					msgs[i] = e.Message
+				}
+				return fmt.Errorf("weaviate: write object %s: %s", r.ID, strings.Join(msgs, "; "))
+			}
 		}
 	}
 	return nil
@@ -79,20 +73,13 @@ func (b *Backend) deleteWhere(ctx context.Context, class string, w where) (int, 
 			} `json:"results"`
 		}
 		body := map[string]any{"match": map[string]any{"class": class, "where": w}, "output": "minimal"}
-		err := b.writeAll(ctx, func(q url.Values) error {
-			resp.Results.Matches, resp.Results.Limit, resp.Results.Successful, resp.Results.Failed = 0, 0, 0, 0
-			if err := b.c.do(ctx, http.MethodDelete, "/batch/objects", q, body, &resp); err != nil {
-				return err
-			}
-			if r := resp.Results; r.Failed > 0 {
-				return fmt.Errorf("weaviate: delete from %s: %d of %d objects failed", class, r.Failed, r.Matches)
-			}
-			return nil
-		})
+		if err := b.c.do(ctx, http.MethodDelete, "/batch/objects", b.consistency(), body, &resp); err != nil {
+			return total, err
+		}
 		r := resp.Results
 		total += r.Successful
-		if err != nil {
-			return total, err
+		if r.Failed > 0 {
+			return total, fmt.Errorf("weaviate: delete from %s: %d of %d objects failed", class, r.Failed, r.Matches)
 		}
 		if r.Limit == 0 || r.Matches < r.Limit || r.Successful == 0 {
 			return total, nil
@@ -101,13 +88,11 @@ func (b *Backend) deleteWhere(ctx context.Context, class string, w where) (int, 
 }
 
 func (b *Backend) deleteObject(ctx context.Context, class, id string) error {
-	return b.writeAll(ctx, func(q url.Values) error {
-		err := b.c.do(ctx, http.MethodDelete, "/objects/"+url.PathEscape(class)+"/"+id, q, nil, nil)
-		if isStatus(err, http.StatusNotFound) {
-			return nil
-		}
-		return err
-	})
+	err := b.c.do(ctx, http.MethodDelete, "/objects/"+url.PathEscape(class)+"/"+id, b.consistency(), nil, nil)
+	if isStatus(err, http.StatusNotFound) {
+		return nil
+	}
+	return err
 }
 
 // aggregateCount counts a class's objects matching w.

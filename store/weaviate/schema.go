@@ -244,13 +244,7 @@ func (b *Backend) DropCollection(ctx context.Context, name string) error {
 	}
 	b.forget(name)
 	path := "/objects/" + url.PathEscape(b.collectionsClass()) + "/" + objectID(b.opts.Prefix, "collection", name)
-	err := b.writeAll(ctx, func(q url.Values) error {
-		if err := b.c.do(ctx, http.MethodDelete, path, q, nil, nil); err != nil && !isStatus(err, http.StatusNotFound) {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
+	if err := b.c.do(ctx, http.MethodDelete, path, b.consistency(), nil, nil); err != nil && !isStatus(err, http.StatusNotFound) {
 		return err
 	}
 	if err := b.c.do(ctx, http.MethodDelete, "/schema/"+url.PathEscape(b.className(name)), nil, nil, nil); err != nil && !isStatus(err, http.StatusNotFound) {

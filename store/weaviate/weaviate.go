@@ -192,31 +192,6 @@ func (b *Backend) consistency() url.Values {
 	return url.Values{"consistency_level": {b.opts.Consistency}}
 }
 
-// writeAll runs one write request, given the query parameters that set its
-// consistency level. On a replicated class it asks for ALL first and falls
-// back to the configured level only when that fails (a replica down): a
-// search reads one replica per shard, so a write acknowledged by a quorum
-// alone can be missing from the search that follows it (the third
-// replica's commit still in flight, or its schema still catching up on a
-// new class). With every replica up, a search sees every acknowledged
-// write; with one down, writes go on at the configured level and the node
-// that was down catches up by Weaviate's asynchronous replication. Every
-// write Quarry sends is idempotent (objects by id, deletes by id or
-// filter), so the second try repeats whatever part of the first landed.
-func (b *Backend) writeAll(ctx context.Context, do func(q url.Values) error) error {
-	if b.opts.Replicas < 2 || b.opts.Consistency == "ALL" {
-		return do(b.consistency())
-	}
-	err := do(url.Values{"consistency_level": {"ALL"}})
-	if err == nil || ctx.Err() != nil {
-		return err
-	}
-	if err2 := do(b.consistency()); err2 != nil {
-		return fmt.Errorf("%w (at ALL first: %v)", err2, err)
-	}
-	return nil
-}
-
 // collection is a loaded collection: its configuration and what queries
 // over it need.
 type collection struct {
