@@ -41,6 +41,38 @@ type Options struct {
 	// statistics need not rank first, so the keyword test asks that it be
 	// among the hits, not at the top.
 	ShardLocalScores bool
+	// Replicated says a search reads one replica of each shard while a
+	// write is acknowledged once a quorum of replicas holds it (Weaviate
+	// with replicas): a search right after a write may, for a moment, be
+	// answered by a replica still committing it. Cases that compare
+	// several searches with each other then retry, for up to Settle, until
+	// the replicas agree, and fail only if they never do.
+	Replicated bool
+}
+
+// Settle bounds how long a replicated store's searches may take to agree
+// after a write.
+const Settle = 10 * time.Second
+
+// eventually runs check until it reports no problem, once on a store
+// whose searches are consistent and for up to Settle on a replicated one;
+// the last attempt's problems are the test's errors.
+func eventually(t *testing.T, opts Options, check func() []string) {
+	t.Helper()
+	deadline := time.Now().Add(Settle)
+	for {
+		problems := check()
+		if len(problems) == 0 {
+			return
+		}
+		if !opts.Replicated || time.Now().After(deadline) {
+			for _, p := range problems {
+				t.Error(p)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // Run runs the whole suite.
@@ -67,7 +99,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"OrderingAndTopK", testOrdering},
 		{"SearchRequestValidation", testSearchRequestValidation},
 		{"KeywordSearch", func(t *testing.T, s *store.Store) { testKeywordSearch(t, s, opts) }},
-		{"HybridSearch", testHybridSearch},
+		{"HybridSearch", func(t *testing.T, s *store.Store) { testHybridSearch(t, s, opts) }},
 		{"SearchVectors", testSearchVectors},
 		{"ConcurrentReadersDuringWrites", testConcurrency},
 		{"ReplaceSources", testReplaceSources},
@@ -760,18 +792,24 @@ func keywordCorpus() []*document.Document {
 func testKeywordSearch(t *testing.T, s *store.Store, opts Options) {
 	c := mustCollection(t, s, "docs", 2)
 	mustUpsert(t, c, keywordCorpus()...)
-	hits, err := c.Search(ctx(t), store.SearchRequest{Query: "shipping days"})
-	if errors.Is(err, store.ErrUnsupported) {
+	if _, err := c.Search(ctx(t), store.SearchRequest{Query: "shipping days"}); errors.Is(err, store.ErrUnsupported) {
 		t.Skip("store has no keyword search")
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	switch {
-	case opts.ShardLocalScores && !slices.Contains(hitIDs(hits), "shipping"):
-		t.Fatalf("keyword search: %v", hitIDs(hits))
-	case !opts.ShardLocalScores && (len(hits) == 0 || hits[0].Doc.ID != "shipping"):
-		t.Fatalf("keyword search: %v", hitIDs(hits))
+	var hits []store.Hit
+	eventually(t, opts, func() []string {
+		var err error
+		if hits, err = c.Search(ctx(t), store.SearchRequest{Query: "shipping days"}); err != nil {
+			return []string{err.Error()}
+		}
+		switch {
+		case opts.ShardLocalScores && !slices.Contains(hitIDs(hits), "shipping"),
+			!opts.ShardLocalScores && (len(hits) == 0 || hits[0].Doc.ID != "shipping"):
+			return []string{fmt.Sprintf("keyword search: %v", hitIDs(hits))}
+		}
+		return nil
+	})
+	if t.Failed() {
+		return
 	}
 	for i, h := range hits {
 		if !h.Doc.Scored || h.Doc.Score <= 0 {
@@ -796,53 +834,57 @@ func testKeywordSearch(t *testing.T, s *store.Store, opts Options) {
 	}
 }
 
-func testHybridSearch(t *testing.T, s *store.Store) {
+func testHybridSearch(t *testing.T, s *store.Store, opts Options) {
 	c := mustCollection(t, s, "docs", 2)
 	docs := keywordCorpus()
 	mustUpsert(t, c, docs...)
 	req := store.SearchRequest{Query: "refunds", Embedding: []float32{4, 1}, TopK: 3, Explain: true}
-	hits, err := c.Search(ctx(t), req)
-	if errors.Is(err, store.ErrUnsupported) {
+	if _, err := c.Search(ctx(t), req); errors.Is(err, store.ErrUnsupported) {
 		t.Skip("store has no keyword search")
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Reference: fuse the two branches as SEMANTICS §5 says.
-	vec, err := c.Search(ctx(t), store.SearchRequest{Embedding: req.Embedding, TopK: 2 * req.TopK})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kw, err := c.Search(ctx(t), store.SearchRequest{Query: req.Query, TopK: 2 * req.TopK})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rrf := map[string]float64{}
-	for i, h := range vec {
-		rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
-	}
-	for i, h := range kw {
-		rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
-	}
-	if len(hits) != req.TopK {
-		t.Fatalf("hybrid returned %d hits", len(hits))
-	}
-	for i, h := range hits {
-		if math.Abs(h.Doc.Score-rrf[h.Doc.ID]) > 1e-9 {
-			t.Errorf("hit %s: fused score %v, reference %v", h.Doc.ID, h.Doc.Score, rrf[h.Doc.ID])
+	eventually(t, opts, func() []string {
+		hits, err := c.Search(ctx(t), req)
+		if err != nil {
+			return []string{err.Error()}
 		}
-		if h.Explain == nil || (h.Explain.Vector == nil && h.Explain.Keyword == nil) {
-			t.Errorf("hit %d: no explanation", i)
+		// Reference: fuse the two branches as SEMANTICS §5 says.
+		vec, err := c.Search(ctx(t), store.SearchRequest{Embedding: req.Embedding, TopK: 2 * req.TopK})
+		if err != nil {
+			return []string{err.Error()}
 		}
-		if i > 0 && store.Less(h.Doc, hits[i-1].Doc) {
-			t.Error("hybrid results out of order")
+		kw, err := c.Search(ctx(t), store.SearchRequest{Query: req.Query, TopK: 2 * req.TopK})
+		if err != nil {
+			return []string{err.Error()}
 		}
-	}
-	if hits[0].Doc.ID != "returns" && hits[0].Doc.ID != "refunds" {
-		t.Errorf("hybrid top hit %s", hits[0].Doc.ID)
-	}
+		rrf := map[string]float64{}
+		for i, h := range vec {
+			rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
+		}
+		for i, h := range kw {
+			rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
+		}
+		if len(hits) != req.TopK {
+			return []string{fmt.Sprintf("hybrid returned %d hits", len(hits))}
+		}
+		var problems []string
+		for i, h := range hits {
+			if math.Abs(h.Doc.Score-rrf[h.Doc.ID]) > 1e-9 {
+				problems = append(problems, fmt.Sprintf("hit %s: fused score %v, reference %v", h.Doc.ID, h.Doc.Score, rrf[h.Doc.ID]))
+			}
+			if h.Explain == nil || (h.Explain.Vector == nil && h.Explain.Keyword == nil) {
+				problems = append(problems, fmt.Sprintf("hit %d: no explanation", i))
+			}
+			if i > 0 && store.Less(h.Doc, hits[i-1].Doc) {
+				problems = append(problems, "hybrid results out of order")
+			}
+		}
+		if hits[0].Doc.ID != "returns" && hits[0].Doc.ID != "refunds" {
+			problems = append(problems, fmt.Sprintf("hybrid top hit %s", hits[0].Doc.ID))
+		}
+		return problems
+	})
 	// Filters apply inside each branch.
-	hits, err = c.Search(ctx(t), store.SearchRequest{Query: "refunds", Embedding: []float32{4, 1}, Filter: filter.Lte("year", 2021)})
+	hits, err := c.Search(ctx(t), store.SearchRequest{Query: "refunds", Embedding: []float32{4, 1}, Filter: filter.Lte("year", 2021)})
 	if err != nil {
 		t.Fatal(err)
 	}
