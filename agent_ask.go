@@ -18,7 +18,8 @@ import (
 )
 
 // newAgent is the agent of one question: the asked collection as its
-// main source and the web as a fallback when one is configured, every
+// main source, the web as a fallback and the knowledge graph and Azure AI
+// Search index beside it when they are configured, every
 // search under the caller's scope and the request's filter, a filter the
 // model writes checked as a request's is (no raw fragments) and put under
 // both.
@@ -30,6 +31,12 @@ func (kb *KB) newAgent(sc Scope, c *store.Collection, retr *retrieve.Collection,
 	if kb.web != nil {
 		sources = append(sources, agent.Source{Name: "web", Description: "web search results",
 			Searcher: agent.Retrieving(scoped{kb.web, scope}), Fallback: true, Timeout: kb.sourceTimeout})
+	}
+	if kb.azure != nil {
+		// Its filterable fields take the model's filters too, under the
+		// caller's scope like every search.
+		sources = append(sources, agent.Source{Name: "azure", Description: "the Azure AI Search index " + kb.azure.Name,
+			Searcher: agent.Retrieving(scoped{kb.azure, scope}), Filterable: true, Timeout: kb.sourceTimeout})
 	}
 	var tools []agent.Tool
 	if kb.graph != nil && len(sc.Profiles) == 0 {

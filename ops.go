@@ -524,6 +524,9 @@ func (kb *KB) prepareAsk(ctx context.Context, sc Scope, req AskRequest) (*asking
 	if gr := kb.graphRetriever(); gr != nil {
 		sources = append(sources, retrieve.Source{Name: "graph", Retriever: gr})
 	}
+	if kb.azure != nil {
+		sources = append(sources, retrieve.Source{Name: "azure search", Retriever: kb.azure})
+	}
 	if len(sources) > 1 {
 		pipe.Retriever = &retrieve.Parallel{Timeout: kb.sourceTimeout, Sources: sources}
 	}

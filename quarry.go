@@ -41,6 +41,7 @@ import (
 	"github.com/quarry-rag/quarry/rag"
 	"github.com/quarry-rag/quarry/rerank/spec"
 	"github.com/quarry-rag/quarry/retrieve"
+	"github.com/quarry-rag/quarry/retrieve/azuresearch"
 	"github.com/quarry-rag/quarry/retrieve/neo4j"
 	"github.com/quarry-rag/quarry/store"
 	_ "github.com/quarry-rag/quarry/store/embedded"   // the default store
@@ -107,8 +108,11 @@ type KB struct {
 	web        retrieve.Retriever
 	// graph is the knowledge graph, graphSearch its template searched with
 	// every question ("" for none).
-	graph         *neo4j.Graph
-	graphSearch   string
+	graph       *neo4j.Graph
+	graphSearch string
+	// azure is the Azure AI Search index searched beside the knowledge
+	// base, nil when none.
+	azure         *azuresearch.Index
 	sourceTimeout time.Duration
 	log           *slog.Logger
 	hooks         Hooks
@@ -197,6 +201,7 @@ type options struct {
 	profiles      []Profile
 	graph         *neo4j.Graph
 	graphSearch   *string
+	azure         *azuresearch.Index
 }
 
 // getenv looks a variable up in the options' environment (nil: the
@@ -439,6 +444,13 @@ func build(ctx context.Context, s *store.Store, dir string, cfg config.Config, o
 		if kb.graph, err = openGraph(dir, cfg.Graph); err != nil {
 			return nil, invalid(err)
 		}
+	}
+	if kb.azure = o.azure; kb.azure == nil {
+		if kb.azure, err = openAzure(ctx, cfg.Azure); err != nil {
+			return nil, invalid(err)
+		}
+	} else if err := kb.azure.Check(); err != nil {
+		return nil, invalid(err)
 	}
 	switch {
 	case o.emb != nil:

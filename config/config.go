@@ -49,6 +49,7 @@ type Config struct {
 	Ingest   Ingest   `koanf:"ingest"`
 	Agent    Agent    `koanf:"agent"`
 	Graph    Graph    `koanf:"graph"`
+	Azure    Azure    `koanf:"azure"`
 	// Collections holds per-collection settings ([collections.NAME]).
 	Collections map[string]CollectionSettings `koanf:"collections"`
 	// Profiles holds the agent profiles ([profiles.NAME]): named ways to
@@ -138,6 +139,36 @@ type Graph struct {
 	Search string `koanf:"search"`
 }
 
+// Azure is an Azure AI Search index searched beside the knowledge base
+// (package retrieve/azuresearch): with every answer, in parallel, and as
+// a source of the agent.
+type Azure struct {
+	// Endpoint is the service ("https://NAME.search.windows.net"); empty
+	// for none. The key comes from AZURE_SEARCH_API_KEY.
+	Endpoint string `koanf:"endpoint"`
+	Index    string `koanf:"index"`
+	// KeyField, ContentField, TitleField and SourceField name the index's
+	// fields a passage is made of (key "id" and content "content" when
+	// empty; no title; the key names the source when no source field).
+	KeyField     string `koanf:"key_field"`
+	ContentField string `koanf:"content_field"`
+	TitleField   string `koanf:"title_field"`
+	SourceField  string `koanf:"source_field"`
+	// VectorField and Embedder make searches hybrid: the question is
+	// embedded with Embedder (the model the index's vectors were made
+	// with, as embedder takes it) and searched in VectorField beside the
+	// text.
+	VectorField string `koanf:"vector_field"`
+	Embedder    string `koanf:"embedder"`
+	// Semantic names a semantic configuration of the index: the Semantic
+	// Ranker reorders the results and adds captions.
+	Semantic string `koanf:"semantic"`
+	// Fields are the index's filterable fields as "name:type" (string,
+	// integer, float, boolean, string[]): scopes and filters may name
+	// them, and passages carry them as metadata.
+	Fields []string `koanf:"fields"`
+}
+
 // TimeLimit is the agent's time bound.
 func (a Agent) TimeLimit() time.Duration {
 	d, _ := time.ParseDuration(a.Time)
@@ -200,12 +231,13 @@ func Defaults() Config {
 		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
 		Agent:      Agent{Rounds: 4, ToolCalls: 16, Tokens: 24000, Time: "60s"},
 		Graph:      Graph{Database: "neo4j", User: "neo4j", Templates: "cypher"},
+		Azure:      Azure{Fields: []string{}},
 	}
 }
 
 // sections are the nested tables; an environment variable QUARRY_SEARCH_TOP_K
 // maps to search.top_k.
-var sections = []string{"chunking", "search", "ingest", "agent", "graph"}
+var sections = []string{"chunking", "search", "ingest", "agent", "graph", "azure"}
 
 // Load resolves the settings of the knowledge base in dir (which may not
 // exist yet, or be "" for none: then only defaults and the environment
@@ -375,6 +407,10 @@ func toMap(c Config) map[string]any {
 		"agent.time": c.Agent.Time,
 		"graph.url":  c.Graph.URL, "graph.database": c.Graph.Database, "graph.user": c.Graph.User,
 		"graph.templates": c.Graph.Templates, "graph.search": c.Graph.Search,
+		"azure.endpoint": c.Azure.Endpoint, "azure.index": c.Azure.Index, "azure.key_field": c.Azure.KeyField,
+		"azure.content_field": c.Azure.ContentField, "azure.title_field": c.Azure.TitleField,
+		"azure.source_field": c.Azure.SourceField, "azure.vector_field": c.Azure.VectorField,
+		"azure.embedder": c.Azure.Embedder, "azure.semantic": c.Azure.Semantic, "azure.fields": c.Azure.Fields,
 	}
 }
 
@@ -409,6 +445,13 @@ func FindKB(start string, getenv func(string) string) (dir string, found bool, e
 // its default and what it does.
 func Template(c Config) string {
 	q := strconv.Quote
+	qs := func(ss []string) string {
+		parts := make([]string, len(ss))
+		for i, s := range ss {
+			parts[i] = q(s)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
 	return `# Quarry knowledge base settings. Precedence: command-line flag > QUARRY_* environment
 # variable (QUARRY_SEARCH_TOP_K for search.top_k) > this file > built-in default.
 
@@ -481,5 +524,21 @@ database = ` + q(c.Graph.Database) + `
 user = ` + q(c.Graph.User) + `
 templates = ` + q(c.Graph.Templates) + `
 search = ` + q(c.Graph.Search) + `
+
+[azure]
+# An Azure AI Search index searched beside the knowledge base (docs/agent.md): the service
+# (empty for none; the key from AZURE_SEARCH_API_KEY), the index, the fields a passage is made
+# of, a vector field with the embedder its vectors were made with (hybrid search), a semantic
+# configuration (the Semantic Ranker and captions), and the filterable fields as "name:type".
+endpoint = ` + q(c.Azure.Endpoint) + `
+index = ` + q(c.Azure.Index) + `
+key_field = ` + q(c.Azure.KeyField) + `
+content_field = ` + q(c.Azure.ContentField) + `
+title_field = ` + q(c.Azure.TitleField) + `
+source_field = ` + q(c.Azure.SourceField) + `
+vector_field = ` + q(c.Azure.VectorField) + `
+embedder = ` + q(c.Azure.Embedder) + `
+semantic = ` + q(c.Azure.Semantic) + `
+fields = ` + qs(c.Azure.Fields) + `
 `
 }

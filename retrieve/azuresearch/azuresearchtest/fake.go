@@ -226,7 +226,7 @@ func search(ix Index, req searchRequest) (map[string]any, int, string) {
 	if strings.TrimSpace(req.Filter) != "" {
 		var err error
 		if pred, err = parseFilter(req.Filter, ix.Filterable); err != nil {
-			return nil, http.StatusBadRequest, err.Error()
+			return nil, http.StatusBadRequest, "Invalid expression: " + err.Error()
 		}
 	}
 	fields := map[string]bool{keyField: true, ix.VectorField: ix.VectorField != ""}

@@ -131,7 +131,7 @@ func parseFilter(s string, fields map[string]bool) (node, error) {
 		return nil, err
 	}
 	if p.i != len(p.toks) {
-		return nil, fmt.Errorf("Invalid expression: unexpected %q", p.toks[p.i])
+		return nil, fmt.Errorf("unexpected %q", p.toks[p.i])
 	}
 	return n, nil
 }
@@ -157,7 +157,7 @@ func (p *parser) lex(s string) error {
 			j := i + 1
 			for ; ; j++ {
 				if j >= len(s) {
-					return fmt.Errorf("Invalid expression: unterminated string")
+					return fmt.Errorf("unterminated string")
 				}
 				if s[j] == '\'' {
 					if j+1 < len(s) && s[j+1] == '\'' {
@@ -198,7 +198,7 @@ func (p *parser) next() string {
 
 func (p *parser) expect(t string) error {
 	if got := p.next(); got != t {
-		return fmt.Errorf("Invalid expression: expected %q, found %q", t, got)
+		return fmt.Errorf("expected %q, found %q", t, got)
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func (p *parser) and(vars map[string]bool) (node, error) {
 	}
 	for p.peek() == "and" {
 		if vars != nil {
-			return nil, fmt.Errorf("Invalid expression: 'and' is not allowed inside any() on a string collection")
+			return nil, fmt.Errorf("'and' is not allowed inside any() on a string collection")
 		}
 		p.next()
 		r, err := p.unary(vars)
@@ -258,11 +258,11 @@ func (p *parser) unary(vars map[string]bool) (node, error) {
 	}
 	coll, ok := p.fields[field]
 	if !ok {
-		return nil, fmt.Errorf("Invalid expression: Could not find a property named '%s' on type 'search.document'.", field)
+		return nil, fmt.Errorf("could not find a property named '%s' on type 'search.document'", field)
 	}
 	if p.peek() == "/" {
 		if !coll {
-			return nil, fmt.Errorf("Invalid expression: %s is not a collection", field)
+			return nil, fmt.Errorf("%s is not a collection", field)
 		}
 		p.next()
 		if err := p.expect("any"); err != nil {
@@ -282,7 +282,7 @@ func (p *parser) unary(vars map[string]bool) (node, error) {
 		return anyOf{field: field, v: v, body: body}, p.expect(")")
 	}
 	if coll {
-		return nil, fmt.Errorf("Invalid expression: a collection field (%s) is compared through any() or all()", field)
+		return nil, fmt.Errorf("a collection field (%s) is compared through any() or all()", field)
 	}
 	return p.comparison(field)
 }
@@ -292,7 +292,7 @@ func (p *parser) comparison(field string) (node, error) {
 	switch op {
 	case "eq", "ne", "gt", "ge", "lt", "le":
 	default:
-		return nil, fmt.Errorf("Invalid expression: expected a comparison after %s, found %q", field, op)
+		return nil, fmt.Errorf("expected a comparison after %s, found %q", field, op)
 	}
 	lit := p.next()
 	var v any
@@ -305,7 +305,7 @@ func (p *parser) comparison(field string) (node, error) {
 	default:
 		f, err := strconv.ParseFloat(lit, 64)
 		if err != nil {
-			return nil, fmt.Errorf("Invalid expression: %q is not a literal", lit)
+			return nil, fmt.Errorf("%q is not a literal", lit)
 		}
 		v = f
 	}
