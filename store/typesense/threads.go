@@ -1,0 +1,172 @@
+package typesense
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/quarry-rag/quarry/store"
+)
+
+// Conversation threads live in one Typesense collection beside the
+// knowledge-base collections, PREFIX-threads: its name has no "_" after
+// the prefix, so it can never be a Quarry collection's. Each turn is a
+// document holding its thread (hex-encoded, for filter_by), an ordering
+// key and the turn as JSON.
+const (
+	fThread = "thread"
+	fOrder  = "order"
+	fTurn   = "turn"
+)
+
+func (b *Backend) threadsName() string { return b.prefix + "-threads" }
+
+// ensureThreads creates the threads collection once per backend; another
+// process creating it first is no error.
+func (b *Backend) ensureThreads(ctx context.Context) error {
+	b.mu.Lock()
+	ready := b.threadsReady
+	b.mu.Unlock()
+	if ready {
+		return nil
+	}
+	body := map[string]any{"name": b.threadsName(), "fields": []field{
+		{Name: fThread, Type: "string"},
+		{Name: fOrder, Type: "string", Index: no},
+		{Name: fTurn, Type: "string", Index: no},
+	}, "metadata": map[string]any{"quarry": map[string]any{"threads": metaVersion}}}
+	err := b.callJSON(ctx, http.MethodPost, "/collections", nil, body, nil)
+	if err != nil && !isStatus(err, http.StatusConflict) {
+		return fmt.Errorf("typesense: threads collection: %w", err)
+	}
+	b.mu.Lock()
+	b.threadsReady = true
+	b.mu.Unlock()
+	return nil
+}
+
+// AppendTurns implements store.ThreadStore: the turns are one import. A
+// turn's number is its place in the thread, ordered by the start of the
+// append that wrote it, then by its order within it, and numbered from 1
+// when read.
+func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.Turn) error {
+	if err := store.CheckThreadID(thread); err != nil {
+		return err
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	if err := b.ensureThreads(ctx); err != nil {
+		return err
+	}
+	base, err := b.order.Next()
+	if err != nil {
+		return err
+	}
+	docs := make([]map[string]any, len(turns))
+	for i, turn := range turns {
+		body, err := store.EncodeTurn(turn)
+		if err != nil {
+			return fmt.Errorf("turn %d: %w", i, err)
+		}
+		order := fmt.Sprintf("%s-%06d", base, i)
+		docs[i] = map[string]any{"id": docID("turn", thread+"\x1f"+order), fThread: hexs(thread), fOrder: order, fTurn: string(body)}
+	}
+	return b.importDocs(ctx, &collection{name: b.threadsName()}, docs)
+}
+
+// turnRecord is a turn as an export returns it.
+type turnRecord struct {
+	Thread string `json:"thread"`
+	Order  string `json:"order"`
+	Turn   string `json:"turn"`
+}
+
+// exportTurns calls fn with every turn filter_by matches (all when
+// empty); a missing threads collection holds none.
+func (b *Backend) exportTurns(ctx context.Context, fb string, fn func(turnRecord)) error {
+	q := url.Values{}
+	if fb != "" {
+		q.Set("filter_by", fb)
+	}
+	var data []byte
+	err := b.call(ctx, http.MethodGet, colPath(b.threadsName(), "/documents/export"), q, nil, "", &data)
+	if isStatus(err, http.StatusNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, maxResponse)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var r turnRecord
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("typesense: threads export: %w", err)
+		}
+		fn(r)
+	}
+	return sc.Err()
+}
+
+// Turns implements store.ThreadStore.
+func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.Turn, error) {
+	var recs []turnRecord
+	if err := b.exportTurns(ctx, fThread+":="+hexs(thread), func(r turnRecord) { recs = append(recs, r) }); err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%w: %q", store.ErrThreadNotFound, thread)
+	}
+	slices.SortFunc(recs, func(x, y turnRecord) int { return strings.Compare(x.Order, y.Order) })
+	skip := 0
+	if limit > 0 && len(recs) > limit {
+		skip = len(recs) - limit
+	}
+	out := make([]store.Turn, 0, len(recs)-skip)
+	for i, r := range recs[skip:] {
+		turn, err := store.DecodeTurn([]byte(r.Turn))
+		if err != nil {
+			return nil, fmt.Errorf("typesense: thread %s: %w", thread, err)
+		}
+		turn.Seq = skip + i + 1
+		out = append(out, turn)
+	}
+	return out, nil
+}
+
+// DeleteThread implements store.ThreadStore.
+func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
+	err := b.callJSON(ctx, http.MethodDelete, colPath(b.threadsName(), "/documents"),
+		url.Values{"filter_by": {fThread + ":=" + hexs(thread)}}, nil, nil)
+	if isStatus(err, http.StatusNotFound) {
+		return nil
+	}
+	return err
+}
+
+// ThreadIDs implements store.ThreadStore.
+func (b *Backend) ThreadIDs(ctx context.Context) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	err := b.exportTurns(ctx, "", func(r turnRecord) {
+		if !seen[r.Thread] {
+			seen[r.Thread] = true
+			if id, err := unhex(r.Thread); err == nil {
+				ids = append(ids, id)
+			}
+		}
+	})
+	slices.Sort(ids)
+	return ids, err
+}
