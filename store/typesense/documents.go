@@ -100,6 +100,20 @@ func storedValue(t document.FieldType, v any) (any, error) {
 		}
 		return out, nil
 	}
+	switch x := v.(type) { // metadata a caller built in Go
+	case int:
+		v = int64(x)
+	case int32:
+		v = int64(x)
+	case float32:
+		v = float64(x)
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			v = n
+		} else if f, err := x.Float64(); err == nil {
+			v = f
+		}
+	}
 	sv, ok := filter.StoredValue(t, v)
 	if !ok {
 		return nil, fmt.Errorf("%v is not a %s", v, t)

@@ -1,0 +1,5 @@
+//go:build race
+
+package typesense_test
+
+const raceEnabled = true
