@@ -19,6 +19,9 @@ type MigrateRequest struct {
 	Each func(store.CopyReport)
 	// Progress, when set, follows each copy (store.CopyOptions).
 	Progress func(store.CopyProgress)
+	// LeaveHierarchy copies into a store that keeps no knowledge
+	// hierarchy, leaving it behind (store.CopyOptions.LeaveHierarchy).
+	LeaveHierarchy bool
 }
 
 // MigrateResult is what Migrate copied.
@@ -59,7 +62,7 @@ func (kb *KB) Migrate(ctx context.Context, req MigrateRequest) (*MigrateResult, 
 		if err != nil {
 			return res, err
 		}
-		rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{Progress: req.Progress})
+		rep, err := store.CopyCollection(ctx, c, dst, store.CopyOptions{Progress: req.Progress, LeaveHierarchy: req.LeaveHierarchy})
 		if err != nil {
 			return res, err
 		}

@@ -10,11 +10,12 @@ import (
 	"github.com/quarry-rag/quarry/store/opensearch/opensearchtest"
 	_ "github.com/quarry-rag/quarry/store/postgres"
 	"github.com/quarry-rag/quarry/store/qdrant/qdranttest"
+	"github.com/quarry-rag/quarry/store/typesense/typesensetest"
 )
 
 // TestTwoServersOneStore runs two servers, each with its own knowledge
-// base and store connection, over one PostgreSQL, Weaviate, Qdrant or
-// OpenSearch (the fakes, which check every request against the engine's
+// base and store connection, over one PostgreSQL, Weaviate, Qdrant,
+// OpenSearch or Typesense (the fakes, which check every request against the engine's
 // API) store — the
 // shape of stateless `quarry serve` replicas behind a load balancer — and
 // shows a write through one is read through the other at once.
@@ -35,6 +36,11 @@ func TestTwoServersOneStore(t *testing.T) {
 					t.Errorf("not valid by Qdrant's OpenAPI document: %s", msg)
 				}
 			})
+			return srv.StoreURL("prefix=replicas")
+		},
+		"typesense": func(t *testing.T) string {
+			srv := typesensetest.New(t)
+			srv.Key = "k"
 			return srv.StoreURL("prefix=replicas")
 		},
 		"opensearch":    openSearchFake(),

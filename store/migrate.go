@@ -28,6 +28,9 @@ type CopyReport struct {
 	// --calibrate on a store that keeps settings.
 	Settings     int `json:"settings"`
 	SettingsLeft int `json:"settings_left,omitempty"`
+	// NodesLeft counts the hierarchy's nodes not copied because the
+	// target keeps no hierarchy and CopyOptions.LeaveHierarchy said so.
+	NodesLeft int `json:"nodes_left,omitempty"`
 }
 
 // CopyProgress is reported as a copy goes: Done of Total documents of the
@@ -42,6 +45,12 @@ type CopyProgress struct {
 type CopyOptions struct {
 	// Progress, when set, is called after each page and each source.
 	Progress func(CopyProgress)
+	// LeaveHierarchy copies a collection with a knowledge hierarchy into a
+	// store that keeps none (Qdrant, Typesense…), leaving the nodes,
+	// attachments and links behind (CopyReport.NodesLeft). Without it such
+	// a copy is refused before anything is written: nodes people added
+	// are theirs, and are not dropped unasked.
+	LeaveHierarchy bool
 }
 
 // CopyCollection copies a collection — configuration, documents with their
@@ -53,6 +62,15 @@ type CopyOptions struct {
 // documents are upserted in pages. The copy is checked by counting.
 func CopyCollection(ctx context.Context, from *Collection, to *Store, opt CopyOptions) (CopyReport, error) {
 	rep := CopyReport{Collection: from.Name()}
+	left, err := hierarchyLeft(ctx, from, to)
+	if err != nil {
+		return rep, fmt.Errorf("copy %q: knowledge hierarchy: %w", from.Name(), err)
+	}
+	if left > 0 && !opt.LeaveHierarchy {
+		return rep, fmt.Errorf("copy %q: %w: the target keeps no knowledge hierarchy, and this collection has %d nodes; copy without them only if you mean to (leave the hierarchy: quarry migrate --leave-hierarchy)",
+			from.Name(), ErrUnsupported, left)
+	}
+	rep.NodesLeft = left
 	dst, err := to.EnsureCollection(ctx, from.Config())
 	if err != nil {
 		return rep, err
@@ -135,7 +153,9 @@ func CopyCollection(ctx context.Context, from *Collection, to *Store, opt CopyOp
 	if got != total {
 		return rep, fmt.Errorf("copy %q: the target holds %d documents, the source %d (the target had others before?)", from.Name(), got, total)
 	}
-	if err := copyHierarchy(ctx, from, to, &rep); err != nil {
+	if left > 0 {
+		// Left behind, as the caller asked.
+	} else if err := copyHierarchy(ctx, from, to, &rep); err != nil {
 		return rep, fmt.Errorf("copy %q: knowledge hierarchy: %w", from.Name(), err)
 	}
 	if err := copySettings(ctx, from, dst, &rep); err != nil {
@@ -172,6 +192,24 @@ func copySettings(ctx context.Context, from, dst *Collection, rep *CopyReport) e
 // one made instead of adding them again; node ids are the target's own.
 // A source store without a hierarchy has none to copy; a target without
 // one cannot take a hierarchy that has nodes.
+// hierarchyLeft is how many of the collection's hierarchy nodes a copy
+// to a store that keeps no hierarchy would leave behind: 0 when the
+// target keeps one or the source has none.
+func hierarchyLeft(ctx context.Context, from *Collection, to *Store) (int, error) {
+	if _, err := to.Hierarchy(); !errors.Is(err, ErrUnsupported) {
+		return 0, nil
+	}
+	src, err := from.Store().Hierarchy()
+	if errors.Is(err, ErrUnsupported) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	nodes, err := src.Nodes(ctx, from.Name())
+	return len(nodes), err
+}
+
 func copyHierarchy(ctx context.Context, from *Collection, to *Store, rep *CopyReport) error {
 	src, err := from.Store().Hierarchy()
 	if errors.Is(err, ErrUnsupported) {

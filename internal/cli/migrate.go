@@ -14,12 +14,13 @@ import (
 
 func newMigrateCmd(stdio IO) *cobra.Command {
 	var (
-		f       kbFlags
-		from    string
-		to      string
-		all     bool
-		asJSON  bool
-		upgrade bool
+		f              kbFlags
+		from           string
+		to             string
+		all            bool
+		asJSON         bool
+		upgrade        bool
+		leaveHierarchy bool
 	)
 	cmd := &cobra.Command{
 		Use:   "migrate [--from DIR|URL] --to URL | --upgrade --store URL",
@@ -76,13 +77,17 @@ config.toml.`,
 				if !asJSON {
 					fmt.Fprintf(stdio.Out, "%s: %d documents, %d sources copied, %d sources already there; %d nodes, %d links, %d settings\n",
 						rep.Collection, rep.Documents, rep.Sources, rep.Skipped, rep.Nodes, rep.Links, rep.Settings)
+					if rep.NodesLeft > 0 {
+						fmt.Fprintf(stdio.Out, "%s: %d hierarchy nodes left behind, with their attachments and links: the target keeps no knowledge hierarchy\n",
+							rep.Collection, rep.NodesLeft)
+					}
 					if rep.SettingsLeft > 0 {
 						fmt.Fprintf(stdio.Out, "%s: %d settings not copied (its calibration): the target keeps no collection settings, so its searches follow the fixed rule\n",
 							rep.Collection, rep.SettingsLeft)
 					}
 				}
 			}
-			res, err := k.Migrate(ctx, quarry.MigrateRequest{To: to, All: all, Each: each, Progress: migrateProgress(stdio, asJSON)})
+			res, err := k.Migrate(ctx, quarry.MigrateRequest{To: to, All: all, LeaveHierarchy: leaveHierarchy, Each: each, Progress: migrateProgress(stdio, asJSON)})
 			if err != nil {
 				return cliErr(err)
 			}
@@ -98,6 +103,7 @@ config.toml.`,
 	cmd.Flags().StringVar(&to, "to", "", "target store URL (postgres://…, embedded:DIR)")
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "upgrade the --store an older Quarry set up to this Quarry's layout, in place (PostgreSQL; as the tables' owner)")
 	cmd.Flags().BoolVar(&all, "all", false, "copy every collection, not only the configured one")
+	cmd.Flags().BoolVar(&leaveHierarchy, "leave-hierarchy", false, "copy into a store that keeps no knowledge hierarchy (Qdrant, OpenSearch, Typesense), leaving the hierarchy's nodes behind")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

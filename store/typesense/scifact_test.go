@@ -13,12 +13,13 @@ import (
 	"github.com/quarry-rag/quarry/store/embedded"
 )
 
-// TestSciFactBesideEmbedded: on SciFact with the hash embedder, the Qdrant
-// store (through the fake, whose vector search is exact and whose BM25
-// idf is Qdrant's) ranks within two points of nDCG@10 of the embedded
-// store in every mode; the figures are logged. Keyword ranking differs a
-// little because Qdrant's sparse vectors carry term frequencies weighted
-// for a fixed average length (docs/stores.md).
+// TestSciFactBesideEmbedded: on SciFact with the hash embedder, the
+// Typesense store (through the fake, whose vector search is exact) ranks
+// vectors within two points of nDCG@10 of the embedded store. Keyword
+// search is Typesense's own — every term required, then terms dropped from
+// the right — which the fake imitates without Typesense's text_match
+// score, so its figure and hybrid's are logged and held to a floor only
+// (docs/stores.md).
 func TestSciFactBesideEmbedded(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		t.Skip("corpus test: run without -race and -short")
@@ -75,9 +76,12 @@ func TestSciFactBesideEmbedded(t *testing.T) {
 			}
 			ndcg[i] = eval.Evaluate(ds.Qrels, run, eval.NDCG(10)).Mean["ndcg@10"]
 		}
-		t.Logf("%s: nDCG@10 %.4f on Qdrant (fake), %.4f embedded", mode, ndcg[0], ndcg[1])
-		if d := ndcg[1] - ndcg[0]; d > 0.02 || d < -0.02 {
-			t.Errorf("%s: nDCG@10 %.4f on Qdrant, %.4f embedded", mode, ndcg[0], ndcg[1])
+		t.Logf("%s: nDCG@10 %.4f on Typesense (fake), %.4f embedded", mode, ndcg[0], ndcg[1])
+		switch d := ndcg[1] - ndcg[0]; {
+		case mode == store.ModeVector && (d > 0.02 || d < -0.02):
+			t.Errorf("%s: nDCG@10 %.4f on Typesense, %.4f embedded", mode, ndcg[0], ndcg[1])
+		case mode != store.ModeVector && ndcg[0] < 0.35:
+			t.Errorf("%s: nDCG@10 %.4f on Typesense, below its floor of 0.35", mode, ndcg[0])
 		}
 	}
 }

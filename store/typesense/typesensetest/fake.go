@@ -361,17 +361,17 @@ func (s *Server) createCollection(body []byte) answer {
 func check(c *collection, d map[string]any) error {
 	id, ok := d["id"].(string)
 	if !ok || id == "" {
-		return fmt.Errorf("Document's `id` field should be a string.")
+		return fmt.Errorf("document's `id` field should be a string")
 	}
 	for _, f := range c.Fields {
 		v, ok := d[f.Name]
 		if !ok || v == nil {
 			if !f.Optional {
-				return fmt.Errorf("Field `%s` has been declared in the schema, but is not found in the document.", f.Name)
+				return fmt.Errorf("field `%s` has been declared in the schema, but is not found in the document", f.Name)
 			}
 			continue
 		}
-		bad := fmt.Errorf("Field `%s` must be a %s.", f.Name, f.Type)
+		bad := fmt.Errorf("field `%s` must be a %s", f.Name, f.Type)
 		switch f.Type {
 		case "string":
 			if _, ok := v.(string); !ok {
@@ -403,7 +403,7 @@ func check(c *collection, d map[string]any) error {
 				}
 			}
 			if f.NumDim > 0 && len(l) != f.NumDim {
-				return fmt.Errorf("Field `%s` must have %d dimensions.", f.Name, f.NumDim)
+				return fmt.Errorf("field `%s` must have %d dimensions", f.Name, f.NumDim)
 			}
 		}
 	}
@@ -432,7 +432,7 @@ func (s *Server) importDocs(c *collection, q map[string][]string, body []byte) a
 		if err == nil {
 			err = check(c, d)
 		} else {
-			err = fmt.Errorf("Bad JSON.")
+			err = fmt.Errorf("bad JSON")
 		}
 		if err != nil {
 			b, _ := json.Marshal(map[string]any{"success": false, "error": err.Error(), "document": string(line)})

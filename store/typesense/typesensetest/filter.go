@@ -131,7 +131,7 @@ func parseFilter(s string, fields map[string]field) (pred, error) {
 	}
 	p.space()
 	if p.i != len(p.s) {
-		return nil, fmt.Errorf("Could not parse the filter query: unexpected %q.", p.s[p.i:])
+		return nil, fmt.Errorf("could not parse the filter query: unexpected %q", p.s[p.i:])
 	}
 	return x, nil
 }
@@ -200,14 +200,14 @@ func (p *fparser) term() (pred, error) {
 			return nil, err
 		}
 		if !p.eat(")") {
-			return nil, fmt.Errorf("Could not parse the filter query: a parenthesis is not closed.")
+			return nil, fmt.Errorf("could not parse the filter query: a parenthesis is not closed")
 		}
 		return x, nil
 	}
 	p.space()
 	j := strings.IndexByte(p.s[p.i:], ':')
 	if j <= 0 {
-		return nil, fmt.Errorf("Could not parse the filter query.")
+		return nil, fmt.Errorf("could not parse the filter query")
 	}
 	name := strings.TrimSpace(p.s[p.i : p.i+j])
 	p.i += j + 1
@@ -216,10 +216,10 @@ func (p *fparser) term() (pred, error) {
 		f, ok = field{Name: "id", Type: "string"}, true
 	}
 	if !ok {
-		return nil, fmt.Errorf("Could not find a filter field named `%s` in the schema.", name)
+		return nil, fmt.Errorf("could not find a filter field named `%s` in the schema", name)
 	}
 	if f.Index != nil && !*f.Index {
-		return nil, fmt.Errorf("Cannot filter on non-indexed field `%s`.", name)
+		return nil, fmt.Errorf("cannot filter on non-indexed field `%s`", name)
 	}
 	c := cmpP{field: name, typ: f.Type}
 	for _, op := range []string{"!=", ">=", "<=", ">", "<", "="} {
@@ -233,7 +233,7 @@ func (p *fparser) term() (pred, error) {
 	if strings.HasPrefix(p.s[p.i:], "[") {
 		end := strings.IndexByte(p.s[p.i:], ']')
 		if end < 0 {
-			return nil, fmt.Errorf("Could not parse the filter query: a list is not closed.")
+			return nil, fmt.Errorf("could not parse the filter query: a list is not closed")
 		}
 		inner := p.s[p.i+1 : p.i+end]
 		p.i += end + 1
@@ -245,7 +245,7 @@ func (p *fparser) term() (pred, error) {
 			c.op = "="
 		}
 		if c.op != "=" {
-			return nil, fmt.Errorf("Could not parse the filter query: a list takes := only here.")
+			return nil, fmt.Errorf("could not parse the filter query: a list takes := only here")
 		}
 		for _, v := range strings.Split(inner, ",") {
 			c.vals = append(c.vals, strings.TrimSpace(v))
@@ -253,7 +253,7 @@ func (p *fparser) term() (pred, error) {
 		return c, checkNumbers(c, c.vals...)
 	}
 	if c.op == "" {
-		return nil, fmt.Errorf("Could not parse the filter query: `%s` needs :=, :!= or a comparison (the fake matches strings exactly only).", name)
+		return nil, fmt.Errorf("could not parse the filter query: `%s` needs :=, :!= or a comparison (the fake matches strings exactly only)", name)
 	}
 	j = p.i
 	for j < len(p.s) && !strings.ContainsRune(" )&|", rune(p.s[j])) {
@@ -261,12 +261,12 @@ func (p *fparser) term() (pred, error) {
 	}
 	tok := p.s[p.i:j]
 	if tok == "" || strings.HasPrefix(tok, "`") {
-		return nil, fmt.Errorf("Could not parse the filter query: value %q.", tok)
+		return nil, fmt.Errorf("could not parse the filter query: value %q", tok)
 	}
 	p.i = j
 	c.vals = []string{tok}
 	if slices.Contains([]string{">", ">=", "<", "<="}, c.op) && !numeric(f.Type) {
-		return nil, fmt.Errorf("Range filters are only supported on numerical fields: `%s`.", name)
+		return nil, fmt.Errorf("range filters are only supported on numerical fields: `%s`", name)
 	}
 	return c, checkNumbers(c, tok)
 }
@@ -285,7 +285,7 @@ func checkNumbers(c cmpP, toks ...string) error {
 	}
 	for _, t := range toks {
 		if _, err := strconv.ParseFloat(t, 64); err != nil {
-			return fmt.Errorf("Error with filter field `%s`: Not an %s.", c.field, c.typ)
+			return fmt.Errorf("error with filter field `%s`: Not an %s", c.field, c.typ)
 		}
 	}
 	return nil
