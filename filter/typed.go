@@ -89,3 +89,34 @@ func NumericBound(op Op, typ document.FieldType, v any) (any, Fold) {
 	}
 	return int64(math.Ceil(f)), Depends
 }
+
+// FoldGroup compiles a group for a store whose compiler folds what it can
+// decide before it sees a document: compile gives each condition's
+// expression in the store's syntax and its Fold (Always here meaning every
+// document). An and holding a Never, or an or holding an Always, is that
+// constant; the children that decide nothing by themselves are dropped;
+// an and left with no child is Always and an or Never. parts are the
+// children that depend on the document, in order, when fold is Depends.
+func FoldGroup[T any](g *Group, compile func(Expr) (T, Fold, error)) (parts []T, fold Fold, err error) {
+	for _, child := range g.Conditions {
+		part, f, err := compile(child)
+		if err != nil {
+			return nil, Depends, err
+		}
+		switch {
+		case g.Op == OpAnd && f == Never:
+			return nil, Never, nil
+		case g.Op == OpOr && f == Always:
+			return nil, Always, nil
+		case f == Depends:
+			parts = append(parts, part)
+		}
+	}
+	switch {
+	case len(parts) > 0:
+		return parts, Depends, nil
+	case g.Op == OpAnd:
+		return nil, Always, nil
+	}
+	return nil, Never, nil
+}

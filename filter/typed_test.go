@@ -2,6 +2,7 @@ package filter
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/quarry-rag/quarry/document"
@@ -57,6 +58,41 @@ func TestNumericBound(t *testing.T) {
 		got, fold := NumericBound(tc.op, tc.typ, tc.in)
 		if got != tc.want || fold != tc.fold {
 			t.Errorf("NumericBound(%s, %s, %v) = %v, %v; want %v, %v", tc.op, tc.typ, tc.in, got, fold, tc.want, tc.fold)
+		}
+	}
+}
+
+// TestFoldGroup: constants decide a group or drop out of it, as every
+// folding compiler needs.
+func TestFoldGroup(t *testing.T) {
+	// Conditions on field "a" fold to Always, on "n" to Never, others
+	// depend on the document and compile to their field's name.
+	compile := func(e Expr) (string, Fold, error) {
+		switch e.(*Condition).Field {
+		case "a":
+			return "", Always, nil
+		case "n":
+			return "", Never, nil
+		}
+		return e.(*Condition).Field, Depends, nil
+	}
+	tests := []struct {
+		name  string
+		g     Expr
+		parts []string
+		fold  Fold
+	}{
+		{"and drops an always", And(Eq("x", 1), Eq("a", 1), Eq("y", 1)), []string{"x", "y"}, Depends},
+		{"and with a never", And(Eq("x", 1), Eq("n", 1)), nil, Never},
+		{"and of alwayses", And(Eq("a", 1), Eq("a", 2)), nil, Always},
+		{"or drops a never", Or(Eq("x", 1), Eq("n", 1)), []string{"x"}, Depends},
+		{"or with an always", Or(Eq("x", 1), Eq("a", 1)), nil, Always},
+		{"or of nevers", Or(Eq("n", 1), Eq("n", 2)), nil, Never},
+	}
+	for _, tt := range tests {
+		parts, fold, err := FoldGroup(tt.g.(*Group), compile)
+		if err != nil || fold != tt.fold || !slices.Equal(parts, tt.parts) {
+			t.Errorf("%s: %v %v %v", tt.name, parts, fold, err)
 		}
 	}
 }

@@ -181,7 +181,7 @@ func (ix *Index) Retrieve(ctx context.Context, req retrieve.Request) ([]*documen
 	if err != nil {
 		return nil, fmt.Errorf("azure search: %w", err)
 	}
-	if f.t == never || strings.TrimSpace(req.Query) == "" {
+	if f.t == filter.Never || strings.TrimSpace(req.Query) == "" {
 		return nil, nil
 	}
 	key, err := httpx.Key(ix.APIKey, "azure search", "AZURE_SEARCH_API_KEY", "AZURE_SEARCH_KEY")

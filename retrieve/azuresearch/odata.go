@@ -16,19 +16,10 @@ import (
 // developer-authored like every raw fragment.
 const Dialect = "azure"
 
-// truth is what a compiled filter is known to be before the service sees a
-// document.
-type truth int
-
-const (
-	depends truth = iota
-	always
-	never
-)
-
-// odata is a compiled filter: a constant, or an OData expression.
+// odata is a compiled filter: what it is known to be, and when that
+// depends on the document, its OData expression.
 type odata struct {
-	t    truth
+	t    filter.Fold
 	expr string
 }
 
@@ -44,26 +35,15 @@ type odata struct {
 func (ix *Index) compile(e filter.Expr) (odata, error) {
 	switch x := e.(type) {
 	case nil:
-		return odata{t: always}, nil
+		return odata{t: filter.Always}, nil
 	case *filter.Group:
-		var parts []string
-		for _, child := range x.Conditions {
-			c, err := ix.compile(child)
-			if err != nil {
-				return odata{}, err
-			}
-			switch {
-			case x.Op == filter.OpAnd && c.t == never, x.Op == filter.OpOr && c.t == always:
-				return c, nil
-			case c.t == depends:
-				parts = append(parts, c.expr)
-			}
-		}
+		parts, fold, err := filter.FoldGroup(x, func(e filter.Expr) (string, filter.Fold, error) {
+			c, err := ix.compile(e)
+			return c.expr, c.t, err
+		})
 		switch {
-		case len(parts) == 0 && x.Op == filter.OpAnd:
-			return odata{t: always}, nil
-		case len(parts) == 0:
-			return odata{t: never}, nil
+		case err != nil || fold != filter.Depends:
+			return odata{t: fold}, err
 		case len(parts) == 1:
 			return odata{expr: parts[0]}, nil
 		}
@@ -94,15 +74,15 @@ func (ix *Index) compileCondition(c *filter.Condition) (odata, error) {
 			return odata{}, err
 		}
 		if m.MatchDocument(&document.Document{SourceType: SourceType, Metadata: map[string]any{}}) {
-			return odata{t: always}, nil
+			return odata{t: filter.Always}, nil
 		}
-		return odata{t: never}, nil
+		return odata{t: filter.Never}, nil
 	case "sourceName":
 		name, typ = ix.sourceField(), document.TypeString
 	default:
 		f, ok := ix.field(c.Field)
 		if !ok {
-			return odata{t: never}, nil
+			return odata{t: filter.Never}, nil
 		}
 		name, typ = f.Name, f.Type
 	}
@@ -114,7 +94,7 @@ func (ix *Index) compileCondition(c *filter.Condition) (odata, error) {
 			if c.Op == filter.OpNeq {
 				return one(present) // a list never equals a scalar
 			}
-			return odata{t: never}, nil
+			return odata{t: filter.Never}, nil
 		}
 		wants := []any{c.Value}
 		if c.Op == filter.OpIn {
@@ -131,7 +111,7 @@ func (ix *Index) compileCondition(c *filter.Condition) (odata, error) {
 		case len(eqs) == 0 && c.Op == filter.OpNeq:
 			return one(present) // a value of another type is never equal
 		case len(eqs) == 0:
-			return odata{t: never}, nil
+			return odata{t: filter.Never}, nil
 		case c.Op == filter.OpNeq:
 			return one("(" + present + " and " + name + " ne " + lits[0] + ")")
 		case len(eqs) == 1:
@@ -140,21 +120,21 @@ func (ix *Index) compileCondition(c *filter.Condition) (odata, error) {
 		return one("(" + strings.Join(eqs, " or ") + ")")
 	case filter.OpGt, filter.OpGte, filter.OpLt, filter.OpLte:
 		if !typ.IsNumeric() || typ.IsList() {
-			return odata{t: never}, nil
+			return odata{t: filter.Never}, nil
 		}
 		v, fold := filter.NumericBound(c.Op, typ, c.Value)
 		switch fold {
 		case filter.Always:
 			return one(present)
 		case filter.Never:
-			return odata{t: never}, nil
+			return odata{t: filter.Never}, nil
 		}
 		// OData compares null with a number as false, as a missing field
 		// must be.
 		return one(name + " " + rangeOps[c.Op] + " " + literal(v))
 	case filter.OpContainsAny, filter.OpContainsAll:
 		if typ != document.TypeStringList {
-			return odata{t: never}, nil // only lists of strings hold strings
+			return odata{t: filter.Never}, nil // only lists of strings hold strings
 		}
 		var eqs []string
 		for _, v := range c.Value.([]any) {
@@ -163,7 +143,7 @@ func (ix *Index) compileCondition(c *filter.Condition) (odata, error) {
 			}
 		}
 		if len(eqs) == 0 {
-			return odata{t: never}, nil
+			return odata{t: filter.Never}, nil
 		}
 		// Azure allows eq joined by or inside any() on a string
 		// collection, not and: contains_all is one any() per value.

@@ -59,9 +59,9 @@ func TestCompile(t *testing.T) {
 			}
 			s := got.expr
 			switch got.t {
-			case always:
+			case filter.Always:
 				s = "always"
-			case never:
+			case filter.Never:
 				s = "never"
 			}
 			if s != tt.want {

@@ -204,25 +204,20 @@ func (b *Backend) importDocs(ctx context.Context, c *collection, docs []map[stri
 	if err != nil {
 		return b.collErr(c, err)
 	}
+	type outcome struct {
+		Success bool   `json:"success"`
+		Error   string `json:"error"`
+	}
 	n := 0
-	sc := bufio.NewScanner(bytes.NewReader(answer))
-	sc.Buffer(nil, maxResponse)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var r struct {
-			Success bool   `json:"success"`
-			Error   string `json:"error"`
-		}
-		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("typesense: import answer: %w", err)
-		}
+	err = eachLine(answer, "import answer", func(r outcome) error {
 		if !r.Success {
 			return fmt.Errorf("typesense: import into %s: document %d: %s", c.name, n, r.Error)
 		}
 		n++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if n != len(docs) {
 		return fmt.Errorf("typesense: import into %s answered for %d of %d documents", c.name, n, len(docs))
@@ -298,6 +293,12 @@ func (b *Backend) export(ctx context.Context, c *collection, fb string, fields [
 	if err := b.call(ctx, http.MethodGet, colPath(c.name, "/documents/export"), q, nil, "", &data); err != nil {
 		return b.collErr(c, err)
 	}
+	return eachLine(data, "export of "+c.name, fn)
+}
+
+// eachLine decodes JSON lines (an import's answer, an export) one value
+// at a time; blank lines are skipped.
+func eachLine[T any](data []byte, what string, fn func(T) error) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, maxResponse)
 	for sc.Scan() {
@@ -305,11 +306,11 @@ func (b *Backend) export(ctx context.Context, c *collection, fb string, fields [
 		if len(line) == 0 {
 			continue
 		}
-		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("typesense: export of %s: %w", c.name, err)
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			return fmt.Errorf("typesense: %s: %w", what, err)
 		}
-		if err := fn(r); err != nil {
+		if err := fn(v); err != nil {
 			return err
 		}
 	}

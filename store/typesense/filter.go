@@ -11,19 +11,10 @@ import (
 	"github.com/quarry-rag/quarry/filter"
 )
 
-// truth is what a compiled filter is known to be before the server sees
-// a document.
-type truth int
-
-const (
-	depends truth = iota
-	always
-	never
-)
-
-// compiled is a compiled filter: a constant, or a filter_by expression.
+// compiled is a compiled filter: what it is known to be, and when that
+// depends on the document, its filter_by expression.
 type compiled struct {
-	t    truth
+	t    filter.Fold
 	expr string
 }
 
@@ -35,26 +26,15 @@ type compiled struct {
 func compileFilter(e filter.Expr, schema *document.Schema) (compiled, error) {
 	switch x := e.(type) {
 	case nil:
-		return compiled{t: always}, nil
+		return compiled{t: filter.Always}, nil
 	case *filter.Group:
-		var parts []string
-		for _, child := range x.Conditions {
-			c, err := compileFilter(child, schema)
-			if err != nil {
-				return compiled{}, err
-			}
-			switch {
-			case x.Op == filter.OpAnd && c.t == never, x.Op == filter.OpOr && c.t == always:
-				return c, nil
-			case c.t == depends:
-				parts = append(parts, c.expr)
-			}
-		}
+		parts, fold, err := filter.FoldGroup(x, func(e filter.Expr) (string, filter.Fold, error) {
+			c, err := compileFilter(e, schema)
+			return c.expr, c.t, err
+		})
 		switch {
-		case len(parts) == 0 && x.Op == filter.OpAnd:
-			return compiled{t: always}, nil
-		case len(parts) == 0:
-			return compiled{t: never}, nil
+		case err != nil || fold != filter.Depends:
+			return compiled{t: fold}, err
 		case len(parts) == 1:
 			return compiled{expr: parts[0]}, nil
 		}
@@ -111,7 +91,7 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 			if c.Op == filter.OpNeq {
 				return one(present) // a list never equals a scalar
 			}
-			return compiled{t: never}, nil
+			return compiled{t: filter.Never}, nil
 		}
 		wants := []any{c.Value}
 		if c.Op == filter.OpIn {
@@ -126,11 +106,11 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 		switch {
 		case len(vals) == 0 && c.Op == filter.OpNeq:
 			if present == "" {
-				return compiled{t: always}, nil
+				return compiled{t: filter.Always}, nil
 			}
 			return one(present) // a value of another type is never equal
 		case len(vals) == 0:
-			return compiled{t: never}, nil
+			return compiled{t: filter.Never}, nil
 		case c.Op == filter.OpNeq:
 			return one(with(name + ":!=" + vals[0]))
 		case typ == document.TypeFloat:
@@ -150,19 +130,19 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 		return one(name + ":=[" + strings.Join(vals, ",") + "]")
 	case filter.OpGt, filter.OpGte, filter.OpLt, filter.OpLte:
 		if !typ.IsNumeric() || typ.IsList() {
-			return compiled{t: never}, nil
+			return compiled{t: filter.Never}, nil
 		}
 		v, fold := filter.NumericBound(c.Op, typ, c.Value)
 		switch fold {
 		case filter.Always:
 			return one(present)
 		case filter.Never:
-			return compiled{t: never}, nil
+			return compiled{t: filter.Never}, nil
 		}
 		return one(name + ":" + rangeOps[c.Op] + literal(v))
 	case filter.OpContainsAny, filter.OpContainsAll:
 		if typ != document.TypeStringList {
-			return compiled{t: never}, nil // only lists of strings hold strings
+			return compiled{t: filter.Never}, nil // only lists of strings hold strings
 		}
 		var vals []string
 		for _, v := range c.Value.([]any) {
@@ -171,7 +151,7 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 			}
 		}
 		if len(vals) == 0 {
-			return compiled{t: never}, nil
+			return compiled{t: filter.Never}, nil
 		}
 		if c.Op == filter.OpContainsAny {
 			if len(vals) == 1 {
@@ -229,7 +209,7 @@ func (c *collection) visible(kind string, f filter.Expr) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if cf.t == never {
+	if cf.t == filter.Never {
 		return "", false, nil
 	}
 	return and(fKind+":="+kind, cf.expr), true, nil

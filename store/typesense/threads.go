@@ -1,10 +1,7 @@
 package typesense
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -103,20 +100,7 @@ func (b *Backend) exportTurns(ctx context.Context, fb string, fn func(turnRecord
 	if err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, maxResponse)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var r turnRecord
-		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("typesense: threads export: %w", err)
-		}
-		fn(r)
-	}
-	return sc.Err()
+	return eachLine(data, "threads export", func(r turnRecord) error { fn(r); return nil })
 }
 
 // Turns implements store.ThreadStore.
