@@ -141,8 +141,8 @@ func (c *collection) terms(d *document.Document) string {
 	return b.String()
 }
 
-// queryTerms is a query's distinct terms, hex-encoded, joined by spaces.
-func (c *collection) queryTerms(query string) string {
+// queryTerms is a query's distinct terms, hex-encoded.
+func (c *collection) queryTerms(query string) []string {
 	terms, pairs := c.analyzer.AnalyzeQuery(query)
 	seen := map[string]bool{}
 	var out []string
@@ -152,7 +152,45 @@ func (c *collection) queryTerms(query string) string {
 			out = append(out, hexs(t))
 		}
 	}
-	return strings.Join(out, " ")
+	return out
+}
+
+// keywordQuery is the q of a keyword search: the query's terms that some
+// document under the filter holds, rarest first. Typesense requires every
+// term, then drops terms from the right while too few documents match,
+// so the commonest go first and a term no document holds — which would
+// match nothing until it alone was left — not at all. One multi_search
+// counts each term's documents. Empty when no term is held.
+func (b *Backend) keywordQuery(ctx context.Context, c *collection, query, fb string) (string, error) {
+	terms := c.queryTerms(query)
+	if len(terms) <= 1 {
+		return strings.Join(terms, " "), nil
+	}
+	ss := make([]search, len(terms))
+	for i, t := range terms {
+		ss[i] = search{"q": t, "query_by": fTerms, "prefix": "false", "num_typos": "0", "drop_tokens_threshold": 0,
+			"filter_by": fb, "per_page": 1, "include_fields": "id"}
+	}
+	res, err := b.multiSearch(ctx, c, ss)
+	if err != nil {
+		return "", err
+	}
+	type held struct {
+		term string
+		df   int
+	}
+	var hs []held
+	for i, r := range res {
+		if r.Found > 0 {
+			hs = append(hs, held{terms[i], r.Found})
+		}
+	}
+	slices.SortStableFunc(hs, func(x, y held) int { return x.df - y.df })
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.term
+	}
+	return strings.Join(out, " "), nil
 }
 
 // record is a Typesense document as Quarry reads it back.
@@ -456,8 +494,8 @@ func vectorQuery(v []float32, k int, extra string) string {
 }
 
 // branch is the searches of one ranked branch (pages of perPage), nil
-// when it can find nothing.
-func (c *collection) branch(req store.SearchRequest, k int) ([]search, error) {
+// when it can find nothing; q is a keyword branch's keywordQuery.
+func (c *collection) branch(req store.SearchRequest, k int, q string) ([]search, error) {
 	fb, ok, err := c.visible(kindChunk, req.Filter)
 	if err != nil || !ok {
 		return nil, err
@@ -465,7 +503,6 @@ func (c *collection) branch(req store.SearchRequest, k int) ([]search, error) {
 	want := min(k+tieSlack, store.MaxTopK+tieSlack)
 	base := search{"filter_by": fb, "include_fields": docFields(req.Vectors)}
 	if req.Mode == store.ModeKeyword {
-		q := c.queryTerms(req.Query)
 		if q == "" {
 			return nil, nil
 		}
@@ -487,6 +524,19 @@ func (c *collection) branch(req store.SearchRequest, k int) ([]search, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// keywordFor is the keyword query of a keyword request, "" for others
+// and for a filter that matches nothing.
+func (b *Backend) keywordFor(ctx context.Context, c *collection, req store.SearchRequest) (string, error) {
+	if req.Mode != store.ModeKeyword {
+		return "", nil
+	}
+	fb, ok, err := c.visible(kindChunk, req.Filter)
+	if err != nil || !ok {
+		return "", err
+	}
+	return b.keywordQuery(ctx, c, req.Query, fb)
 }
 
 // ranked turns hits into documents in the stores' order, cut at k.
@@ -524,7 +574,11 @@ func (b *Backend) SearchRequest(ctx context.Context, coll string, req store.Sear
 	if err != nil {
 		return nil, err
 	}
-	ss, err := c.branch(req, req.TopK)
+	q, err := b.keywordFor(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := c.branch(req, req.TopK, q)
 	if err != nil || ss == nil {
 		return nil, err
 	}
@@ -552,11 +606,15 @@ func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.Searc
 	}
 	vreq, kreq := req, req
 	vreq.Mode, kreq.Mode = store.ModeVector, store.ModeKeyword
-	vs, err := c.branch(vreq, 2*req.TopK)
+	vs, err := c.branch(vreq, 2*req.TopK, "")
 	if err != nil || vs == nil {
 		return nil, err
 	}
-	ks, err := c.branch(kreq, 2*req.TopK)
+	q, err := b.keywordFor(ctx, c, kreq)
+	if err != nil {
+		return nil, err
+	}
+	ks, err := c.branch(kreq, 2*req.TopK, q)
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 // vectors within two points of nDCG@10 of the embedded store. Keyword
 // search is Typesense's own — every term required, then terms dropped from
 // the right — which the fake imitates without Typesense's text_match
-// score, so its figure and hybrid's are logged and held to a floor only
+// score, so its figure and hybrid's are held to floors only
 // (docs/stores.md).
 func TestSciFactBesideEmbedded(t *testing.T) {
 	if raceEnabled || testing.Short() {
@@ -67,6 +67,9 @@ func TestSciFactBesideEmbedded(t *testing.T) {
 			queries = append(queries, q)
 		}
 	}
+	// The floors hold the rarest-first order of keyword terms: in the
+	// question's own order keyword scored 0.390 and hybrid 0.471.
+	floor := map[store.Mode]float64{store.ModeKeyword: 0.45, store.ModeHybrid: 0.50}
 	for _, mode := range []store.Mode{store.ModeKeyword, store.ModeVector, store.ModeHybrid} {
 		var ndcg [2]float64
 		for i, c := range colls {
@@ -80,8 +83,8 @@ func TestSciFactBesideEmbedded(t *testing.T) {
 		switch d := ndcg[1] - ndcg[0]; {
 		case mode == store.ModeVector && (d > 0.02 || d < -0.02):
 			t.Errorf("%s: nDCG@10 %.4f on Typesense, %.4f embedded", mode, ndcg[0], ndcg[1])
-		case mode != store.ModeVector && ndcg[0] < 0.35:
-			t.Errorf("%s: nDCG@10 %.4f on Typesense, below its floor of 0.35", mode, ndcg[0])
+		case mode != store.ModeVector && ndcg[0] < floor[mode]:
+			t.Errorf("%s: nDCG@10 %.4f on Typesense, below its floor of %.2f", mode, ndcg[0], floor[mode])
 		}
 	}
 }

@@ -26,8 +26,9 @@
 // Keyword search is Typesense's own: it requires every query term, then,
 // when fewer results than it was asked for match, drops terms from the
 // right until enough do (drop_tokens_threshold); its text_match score is
-// not BM25, and a document holding only a term that was never kept is not
-// found. Hybrid search runs both branches in one multi_search request and
+// not BM25. Quarry sends the terms rarest first (counted under the filter
+// in one request before the search), so the common ones are dropped
+// first, and leaves out terms no document holds. Hybrid search runs both branches in one multi_search request and
 // fuses them as every store does; with hybrid=typesense in the URL,
 // Typesense fuses them itself (one search with q and vector_query, its
 // rank fusion weighted by alpha).

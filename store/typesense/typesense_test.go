@@ -128,8 +128,9 @@ func TestNativeHybrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv.Calls()["POST /multi_search"] != before+1 {
-		t.Errorf("native hybrid sent %d searches", srv.Calls()["POST /multi_search"]-before)
+	// One request counts the query's terms, one fused search follows.
+	if srv.Calls()["POST /multi_search"] != before+2 {
+		t.Errorf("native hybrid sent %d requests", srv.Calls()["POST /multi_search"]-before)
 	}
 	if len(hits) != len(words) {
 		t.Fatalf("%d hits", len(hits))
