@@ -13,6 +13,7 @@
 package azuresearch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,16 +112,9 @@ func (ix *Index) Check() error {
 	return nil
 }
 
-func (ix *Index) keyField() string     { return cmpOr(ix.KeyField, "id") }
-func (ix *Index) contentField() string { return cmpOr(ix.ContentField, "content") }
-func (ix *Index) sourceField() string  { return cmpOr(ix.SourceField, ix.keyField()) }
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
+func (ix *Index) keyField() string     { return cmp.Or(ix.KeyField, "id") }
+func (ix *Index) contentField() string { return cmp.Or(ix.ContentField, "content") }
+func (ix *Index) sourceField() string  { return cmp.Or(ix.SourceField, ix.keyField()) }
 
 func (ix *Index) field(name string) (document.Field, bool) {
 	for _, f := range ix.Fields {

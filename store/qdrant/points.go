@@ -14,17 +14,6 @@ import (
 	"github.com/quarry-rag/quarry/store"
 )
 
-// storedDoc is what _quarry_doc holds: the parts of a document that are
-// read back but not searched.
-type storedDoc struct {
-	ID         string              `json:"id"`
-	Content    string              `json:"content"`
-	SourceType string              `json:"sourceType"`
-	SourceName string              `json:"sourceName"`
-	Metadata   json.RawMessage     `json:"metadata"`
-	Provenance document.Provenance `json:"provenance"`
-}
-
 // sourceKey names a source in _quarry_source: its type and name, which
 // cannot contain the separator.
 func sourceKey(typ, name string) string { return typ + "\x1f" + name }
@@ -113,17 +102,9 @@ func (c *collection) queryVector(query string) *sparse {
 
 // chunkPoint makes a document's point.
 func (c *collection) chunkPoint(d *document.Document) (point, error) {
-	md := []byte("{}")
-	if d.Metadata != nil {
-		var err error
-		if md, err = document.MarshalValue(d.Metadata); err != nil {
-			return point{}, fmt.Errorf("document %s: metadata: %w", d.ID, err)
-		}
-	}
-	doc, err := json.Marshal(storedDoc{ID: d.ID, Content: d.Content, SourceType: d.SourceType, SourceName: d.SourceName,
-		Metadata: md, Provenance: d.Provenance})
+	doc, err := store.EncodeDocument(d)
 	if err != nil {
-		return point{}, fmt.Errorf("document %s: %w", d.ID, err)
+		return point{}, err
 	}
 	payload := map[string]any{
 		keyKind:   kindChunk,
@@ -176,23 +157,13 @@ type record struct {
 }
 
 func (r *record) document() (*document.Document, error) {
-	var sd storedDoc
-	if err := json.Unmarshal([]byte(r.Payload.Doc), &sd); err != nil {
-		return nil, fmt.Errorf("qdrant: point %s: stored document: %w", r.ID, err)
-	}
-	v, err := document.DecodeJSONValue(sd.Metadata)
+	d, err := store.DecodeDocument([]byte(r.Payload.Doc))
 	if err != nil {
-		return nil, fmt.Errorf("qdrant: document %s: metadata: %w", sd.ID, err)
+		return nil, fmt.Errorf("qdrant: point %s: %w", r.ID, err)
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("qdrant: document %s: stored metadata is not an object", sd.ID)
-	}
-	d := &document.Document{ID: sd.ID, Content: sd.Content, SourceType: sd.SourceType, SourceName: sd.SourceName,
-		Metadata: m, Provenance: sd.Provenance}
 	if raw, ok := r.Vector[rawVector]; ok {
 		if err := json.Unmarshal(raw, &d.Embedding); err != nil {
-			return nil, fmt.Errorf("qdrant: document %s: embedding: %w", sd.ID, err)
+			return nil, fmt.Errorf("qdrant: document %s: embedding: %w", d.ID, err)
 		}
 	}
 	return d, nil

@@ -18,34 +18,15 @@ import (
 	"github.com/quarry-rag/quarry/store"
 )
 
-// storedDoc is what q_doc holds: the parts of a document that are read
-// back but not searched.
-type storedDoc struct {
-	ID         string              `json:"id"`
-	Content    string              `json:"content"`
-	SourceType string              `json:"sourceType"`
-	SourceName string              `json:"sourceName"`
-	Metadata   json.RawMessage     `json:"metadata"`
-	Provenance document.Provenance `json:"provenance"`
-}
-
 // sourceKey names a source in q_src: its type and name, which cannot
 // contain the separator, hex-encoded.
 func sourceKey(typ, name string) string { return hexs(typ + "\x1f" + name) }
 
 // chunkDoc makes a document's Typesense document.
 func (c *collection) chunkDoc(d *document.Document) (map[string]any, error) {
-	md := []byte("{}")
-	if d.Metadata != nil {
-		var err error
-		if md, err = document.MarshalValue(d.Metadata); err != nil {
-			return nil, fmt.Errorf("document %s: metadata: %w", d.ID, err)
-		}
-	}
-	doc, err := json.Marshal(storedDoc{ID: d.ID, Content: d.Content, SourceType: d.SourceType, SourceName: d.SourceName,
-		Metadata: md, Provenance: d.Provenance})
+	doc, err := store.EncodeDocument(d)
 	if err != nil {
-		return nil, fmt.Errorf("document %s: %w", d.ID, err)
+		return nil, err
 	}
 	out := map[string]any{
 		"id":   docID(kindChunk, d.ID),
@@ -207,20 +188,12 @@ type record struct {
 }
 
 func (r *record) document() (*document.Document, error) {
-	var sd storedDoc
-	if err := json.Unmarshal([]byte(r.Doc), &sd); err != nil {
-		return nil, fmt.Errorf("typesense: document %s: stored document: %w", r.ID, err)
-	}
-	v, err := document.DecodeJSONValue(sd.Metadata)
+	d, err := store.DecodeDocument([]byte(r.Doc))
 	if err != nil {
-		return nil, fmt.Errorf("typesense: document %s: metadata: %w", sd.ID, err)
+		return nil, fmt.Errorf("typesense: document %s: %w", r.ID, err)
 	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("typesense: document %s: stored metadata is not an object", sd.ID)
-	}
-	return &document.Document{ID: sd.ID, Content: sd.Content, SourceType: sd.SourceType, SourceName: sd.SourceName,
-		Metadata: m, Provenance: sd.Provenance, Embedding: r.Vector}, nil
+	d.Embedding = r.Vector
+	return d, nil
 }
 
 // importDocs upserts documents in one import request and fails if any
@@ -493,18 +466,15 @@ func vectorQuery(v []float32, k int, extra string) string {
 	return sb.String()
 }
 
-// branch is the searches of one ranked branch (pages of perPage), nil
-// when it can find nothing; q is a keyword branch's keywordQuery.
-func (c *collection) branch(req store.SearchRequest, k int, q string) ([]search, error) {
-	fb, ok, err := c.visible(kindChunk, req.Filter)
-	if err != nil || !ok {
-		return nil, err
-	}
+// branch is the searches of one ranked branch (pages of perPage) under
+// the filter_by fb, nil when it can find nothing; q is a keyword branch's
+// keywordQuery.
+func (c *collection) branch(req store.SearchRequest, k int, fb, q string) []search {
 	want := min(k+tieSlack, store.MaxTopK+tieSlack)
 	base := search{"filter_by": fb, "include_fields": docFields(req.Vectors)}
 	if req.Mode == store.ModeKeyword {
 		if q == "" {
-			return nil, nil
+			return nil
 		}
 		// Every term must match, then terms are dropped from the right
 		// until enough documents do: a term never matches by a typo or
@@ -523,20 +493,7 @@ func (c *collection) branch(req store.SearchRequest, k int, q string) ([]search,
 		}
 		out = append(out, s)
 	}
-	return out, nil
-}
-
-// keywordFor is the keyword query of a keyword request, "" for others
-// and for a filter that matches nothing.
-func (b *Backend) keywordFor(ctx context.Context, c *collection, req store.SearchRequest) (string, error) {
-	if req.Mode != store.ModeKeyword {
-		return "", nil
-	}
-	fb, ok, err := c.visible(kindChunk, req.Filter)
-	if err != nil || !ok {
-		return "", err
-	}
-	return b.keywordQuery(ctx, c, req.Query, fb)
+	return out
 }
 
 // ranked turns hits into documents in the stores' order, cut at k.
@@ -574,13 +531,19 @@ func (b *Backend) SearchRequest(ctx context.Context, coll string, req store.Sear
 	if err != nil {
 		return nil, err
 	}
-	q, err := b.keywordFor(ctx, c, req)
-	if err != nil {
+	fb, ok, err := c.visible(kindChunk, req.Filter)
+	if err != nil || !ok {
 		return nil, err
 	}
-	ss, err := c.branch(req, req.TopK, q)
-	if err != nil || ss == nil {
-		return nil, err
+	q := ""
+	if req.Mode == store.ModeKeyword {
+		if q, err = b.keywordQuery(ctx, c, req.Query, fb); err != nil {
+			return nil, err
+		}
+	}
+	ss := c.branch(req, req.TopK, fb, q)
+	if ss == nil {
+		return nil, nil
 	}
 	res, err := b.multiSearch(ctx, c, ss)
 	if err != nil {
@@ -606,18 +569,16 @@ func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.Searc
 	}
 	vreq, kreq := req, req
 	vreq.Mode, kreq.Mode = store.ModeVector, store.ModeKeyword
-	vs, err := c.branch(vreq, 2*req.TopK, "")
-	if err != nil || vs == nil {
+	fb, ok, err := c.visible(kindChunk, req.Filter)
+	if err != nil || !ok {
 		return nil, err
 	}
-	q, err := b.keywordFor(ctx, c, kreq)
+	vs := c.branch(vreq, 2*req.TopK, fb, "")
+	q, err := b.keywordQuery(ctx, c, req.Query, fb)
 	if err != nil {
 		return nil, err
 	}
-	ks, err := c.branch(kreq, 2*req.TopK, q)
-	if err != nil {
-		return nil, err
-	}
+	ks := c.branch(kreq, 2*req.TopK, fb, q)
 	if b.native && ks != nil && req.PlainRRF() {
 		return b.nativeHybrid(ctx, c, req, vs[0], ks[0])
 	}
