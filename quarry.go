@@ -44,6 +44,7 @@ import (
 	"github.com/quarry-rag/quarry/retrieve/azuresearch"
 	"github.com/quarry-rag/quarry/retrieve/neo4j"
 	"github.com/quarry-rag/quarry/store"
+	_ "github.com/quarry-rag/quarry/store/chroma"     // chroma:// stores
 	_ "github.com/quarry-rag/quarry/store/embedded"   // the default store
 	_ "github.com/quarry-rag/quarry/store/mariadb"    // mariadb:// stores
 	_ "github.com/quarry-rag/quarry/store/memory"     // memory: stores

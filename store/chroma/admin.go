@@ -58,12 +58,16 @@ type collectionInfo struct {
 }
 
 // vectorSchema is a collection schema whose embedding index uses cosine
-// distance; the rest is Chroma's default (every metadata key indexed for
-// filters, the document in the full-text index).
+// distance and the HNSW settings of the embedded store's index (M 16,
+// ef_construction 200, a search list of 256 where Chroma's default of 100
+// loses three points of nDCG@10 on SciFact); the rest is Chroma's default
+// (every metadata key indexed for filters, the document in the full-text
+// index).
 func vectorSchema() map[string]any {
+	hnsw := map[string]any{"max_neighbors": 16, "ef_construction": 200, "ef_search": 256}
 	return map[string]any{"defaults": map[string]any{}, "keys": map[string]any{
 		"#embedding": map[string]any{"float_list": map[string]any{
-			"vector_index": map[string]any{"enabled": true, "config": map[string]any{"space": "cosine"}}}},
+			"vector_index": map[string]any{"enabled": true, "config": map[string]any{"space": "cosine", "hnsw": hnsw}}}},
 	}}
 }
 

@@ -10,11 +10,11 @@
 //     without one is stored with zeros and q_vec false, which vector
 //     search filters out);
 //   - its Chroma document is Quarry's own analyzer's terms (the embedded
-//     store's: stemmed, without stop words), each spelt in letters a–p
-//     (a byte per two letters) and spaces around each, so Chroma's
-//     full-text index finds a term by $contains " term " and never inside
-//     another; code pairs follow a lone "z", since they do not count
-//     towards the length;
+//     store's: stemmed, without stop words) with spaces around each, so
+//     Chroma's full-text index finds a term by $contains " term " and never
+//     inside another (a term of other characters than letters and digits
+//     is written "_" and its hex, a code pair "a+b"); code pairs follow a
+//     lone "|", since they do not count towards the length;
 //   - its metadata holds the document as JSON (q_doc, so metadata comes
 //     back with its integers and floats apart and content as written), the
 //     embedding as it was given (q_emb, base64 float32s, since Chroma

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -20,32 +22,42 @@ import (
 // contain the separator.
 func sourceKey(typ, name string) string { return typ + "\x1f" + name }
 
-// spell writes a term in the letters a–p, two per byte, so Chroma's
-// full-text index (trigrams, folding case) sees plain lowercase letters
-// and one term never reads as another.
-func spell(sb *strings.Builder, t string) {
-	for i := 0; i < len(t); i++ {
-		sb.WriteByte('a' + t[i]>>4)
-		sb.WriteByte('a' + t[i]&15)
+// form is a term as a chunk's Chroma document holds it, a word without
+// spaces that no other term has: a term of letters and digits as it is
+// (the analyzer's terms are lowercase), a code pair of two such terms
+// joined by "+", anything else "_" and its bytes in hex. Chroma's
+// full-text index is trigrams, so the words are kept readable: trigrams of
+// a small alphabet would each be in nearly every record, and every
+// $contains would read them all.
+func form(t string) string {
+	a, b, pair := strings.Cut(t, " ")
+	if plain(a) && (!pair || plain(b)) {
+		if pair {
+			return a + "+" + b
+		}
+		return a
 	}
+	return "_" + hex.EncodeToString([]byte(t))
 }
 
-// spelt is a term as spell writes it, with the spaces around it that
-// $contains looks for.
-func spelt(t string) string {
-	var sb strings.Builder
-	sb.WriteByte(' ')
-	spell(&sb, t)
-	sb.WriteByte(' ')
-	return sb.String()
+// plain reports whether s is letters and digits only.
+func plain(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return s != ""
 }
 
-// pairMark separates a record's terms from its code pairs.
-const pairMark = "z"
+// pairMark separates a record's terms from its code pairs; no term's form
+// is "|".
+const pairMark = "|"
 
 // termText is a chunk's Chroma document: its title's and text's terms,
-// then pairMark and its code pairs, each spelt, spaces around each; nil
-// when it has none.
+// then pairMark and its code pairs, each as its form, with spaces around
+// each so that $contains " form " finds a whole term; nil when it has
+// none.
 func (c *collection) termText(d *document.Document) *string {
 	terms, pairs := c.analyzer.AnalyzeDocument(d.Content, store.Code(d))
 	if t := store.Title(d); t != "" {
@@ -57,13 +69,13 @@ func (c *collection) termText(d *document.Document) *string {
 	var sb strings.Builder
 	sb.WriteByte(' ')
 	for _, t := range terms {
-		spell(&sb, t)
+		sb.WriteString(form(t))
 		sb.WriteByte(' ')
 	}
 	if len(pairs) > 0 {
 		sb.WriteString(pairMark + " ")
 		for _, t := range pairs {
-			spell(&sb, t)
+			sb.WriteString(form(t))
 			sb.WriteByte(' ')
 		}
 	}

@@ -139,27 +139,34 @@ func cosine(a, b []float32) float64 {
 	return dot / math.Sqrt(na*nb)
 }
 
-// SearchHybrid implements store.HybridSearcher: both branches, 2·k each
-// with the filter inside and the embeddings when asked for, fused as
-// every store fuses them.
+// SearchHybrid implements store.HybridSearcher: both branches at once,
+// 2·k each with the filter inside and the embeddings when asked for,
+// fused as every store fuses them.
 func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.SearchRequest) ([]store.Hit, error) {
 	vreq, kreq := req, req
 	vreq.Mode, kreq.Mode = store.ModeVector, store.ModeKeyword
 	vreq.TopK, kreq.TopK = 2*req.TopK, 2*req.TopK
-	vec, err := b.SearchRequest(ctx, coll, vreq)
-	if err != nil {
-		return nil, fmt.Errorf("vector branch: %w", err)
+	var vec []*document.Document
+	var verr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		vec, verr = b.SearchRequest(ctx, coll, vreq)
+	}()
+	kw, kerr := b.SearchRequest(ctx, coll, kreq)
+	<-done
+	if verr != nil {
+		return nil, fmt.Errorf("vector branch: %w", verr)
 	}
-	kw, err := b.SearchRequest(ctx, coll, kreq)
-	if err != nil {
-		return nil, fmt.Errorf("keyword branch: %w", err)
+	if kerr != nil {
+		return nil, fmt.Errorf("keyword branch: %w", kerr)
 	}
 	return store.Fuse(vec, kw, req.Fusion, req.Explain), nil
 }
 
 // termHits are a query term's records in the whole collection.
 type termHits struct {
-	term string // spelt
+	term string // its form, with a space each side
 	ids  []string
 	idf  float64
 }
@@ -181,7 +188,7 @@ func (b *Backend) keyword(ctx context.Context, c *collection, req store.SearchRe
 	var qs []*termHits
 	seen := map[string]bool{}
 	for _, t := range append(terms, pairs...) {
-		s := spelt(t)
+		s := " " + form(t) + " "
 		if !seen[s] {
 			seen[s] = true
 			qs = append(qs, &termHits{term: s})
@@ -285,9 +292,10 @@ func (b *Backend) termIDs(ctx context.Context, c *collection, qs []*termHits) er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errs := make([]error, len(qs))
+	var once sync.Once
+	var first error
 	sem := make(chan struct{}, parallelTerms)
-	for i, q := range qs {
+	for _, q := range qs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -295,24 +303,18 @@ func (b *Backend) termIDs(ctx context.Context, c *collection, qs []*termHits) er
 			defer func() { <-sem }()
 			res, err := b.get(ctx, c, map[string]any{"where_document": map[string]any{"$contains": q.term}, "include": []string{}})
 			if err != nil {
-				errs[i] = err
-				cancel()
+				once.Do(func() { first = err; cancel() })
 				return
 			}
 			q.ids = res.IDs
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return first
 }
 
 // score is a record's BM25 from its Chroma document: the terms before
-// pairMark count towards its length; idf holds the query's spelt terms.
+// pairMark count towards its length; idf holds the query's terms' forms.
 func score(doc string, idf map[string]float64, p bm25Params) float64 {
 	tf := map[string]float64{}
 	length, pairs := 0, false

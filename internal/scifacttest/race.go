@@ -1,5 +1,5 @@
 //go:build race
 
-package qdrant_test
+package scifacttest
 
 const raceEnabled = true

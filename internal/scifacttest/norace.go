@@ -1,5 +1,5 @@
 //go:build !race
 
-package opensearch_test
+package scifacttest
 
 const raceEnabled = false

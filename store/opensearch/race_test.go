@@ -1,5 +1,0 @@
-//go:build race
-
-package opensearch_test
-
-const raceEnabled = true

@@ -1,5 +1,0 @@
-//go:build !race
-
-package qdrant_test
-
-const raceEnabled = false

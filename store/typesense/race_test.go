@@ -1,5 +1,0 @@
-//go:build race
-
-package typesense_test
-
-const raceEnabled = true
