@@ -44,15 +44,16 @@ import (
 	"github.com/quarry-rag/quarry/retrieve/azuresearch"
 	"github.com/quarry-rag/quarry/retrieve/neo4j"
 	"github.com/quarry-rag/quarry/store"
-	_ "github.com/quarry-rag/quarry/store/chroma"     // chroma:// stores
-	_ "github.com/quarry-rag/quarry/store/embedded"   // the default store
-	_ "github.com/quarry-rag/quarry/store/mariadb"    // mariadb:// stores
-	_ "github.com/quarry-rag/quarry/store/memory"     // memory: stores
-	_ "github.com/quarry-rag/quarry/store/opensearch" // opensearch:// stores
-	_ "github.com/quarry-rag/quarry/store/postgres"   // postgres:// stores
-	_ "github.com/quarry-rag/quarry/store/qdrant"     // qdrant:// stores
-	_ "github.com/quarry-rag/quarry/store/typesense"  // typesense:// stores
-	_ "github.com/quarry-rag/quarry/store/weaviate"   // weaviate:// stores
+	_ "github.com/quarry-rag/quarry/store/chroma"      // chroma:// stores
+	_ "github.com/quarry-rag/quarry/store/embedded"    // the default store
+	_ "github.com/quarry-rag/quarry/store/mariadb"     // mariadb:// stores
+	_ "github.com/quarry-rag/quarry/store/meilisearch" // meilisearch:// stores
+	_ "github.com/quarry-rag/quarry/store/memory"      // memory: stores
+	_ "github.com/quarry-rag/quarry/store/opensearch"  // opensearch:// stores
+	_ "github.com/quarry-rag/quarry/store/postgres"    // postgres:// stores
+	_ "github.com/quarry-rag/quarry/store/qdrant"      // qdrant:// stores
+	_ "github.com/quarry-rag/quarry/store/typesense"   // typesense:// stores
+	_ "github.com/quarry-rag/quarry/store/weaviate"    // weaviate:// stores
 )
 
 // ErrNoKB is returned by Open when no knowledge base is found and Create

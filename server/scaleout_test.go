@@ -8,6 +8,7 @@ import (
 	"github.com/quarry-rag/quarry/internal/weaviatetest"
 	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/store/chroma/chromatest"
+	"github.com/quarry-rag/quarry/store/meilisearch/meilisearchtest"
 	"github.com/quarry-rag/quarry/store/opensearch/opensearchtest"
 	_ "github.com/quarry-rag/quarry/store/postgres"
 	"github.com/quarry-rag/quarry/store/qdrant/qdranttest"
@@ -16,7 +17,7 @@ import (
 
 // TestTwoServersOneStore runs two servers, each with its own knowledge
 // base and store connection, over one PostgreSQL, Weaviate, Qdrant,
-// OpenSearch or Typesense (the fakes, which check every request against the engine's
+// OpenSearch, Typesense or Meilisearch (the fakes, which check every request against the engine's
 // API) or Chroma (a real server, its exchanges checked against its own API) store — the
 // shape of stateless `quarry serve` replicas behind a load balancer — and
 // shows a write through one is read through the other at once.
@@ -44,7 +45,12 @@ func TestTwoServersOneStore(t *testing.T) {
 			srv.Key = "k"
 			return srv.StoreURL("prefix=replicas")
 		},
-		"chroma":        func(t *testing.T) string { return chromatest.New(t).StoreURL("") },
+		"chroma": func(t *testing.T) string { return chromatest.New(t).StoreURL("") },
+		"meilisearch": func(t *testing.T) string {
+			srv := meilisearchtest.New(t)
+			srv.Key = "k"
+			return srv.StoreURL("prefix=replicas")
+		},
 		"opensearch":    openSearchFake(),
 		"elasticsearch": openSearchFake(opensearchtest.Elasticsearch()),
 	}
