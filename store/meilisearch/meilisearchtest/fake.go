@@ -87,7 +87,7 @@ type index struct {
 	searchable []string // nil: every attribute
 	typos      bool
 	prefix     bool
-	dims       map[string]int // user-provided embedders
+	dims       map[string]int            // user-provided embedders
 	words      map[string]map[string]int // id → "attr word" → count, as searched
 }
 

@@ -254,7 +254,7 @@ func (p *parser) primary() (pred, error) {
 		return nil, err
 	}
 	if !p.ix.filterable[attr.s] {
-		return nil, fmt.Errorf("Attribute `%s` is not filterable.", attr.s)
+		return nil, fmt.Errorf("attribute `%s` is not filterable", attr.s)
 	}
 	op, err := p.next()
 	if err != nil {
