@@ -367,6 +367,9 @@ func (b *Backend) count(ctx context.Context, c *collection) (int, error) {
 	return n, b.collErr(c, err)
 }
 
+// deletePage is how many records a delete reads the sources of at once.
+const deletePage = 1000
+
 // Delete implements store.Writer: the matching chunks' sources lose their
 // states first, so a later sync writes them again, then the chunks go.
 func (b *Backend) Delete(ctx context.Context, coll string, f filter.Expr) (int, error) {
@@ -381,22 +384,31 @@ func (b *Backend) Delete(ctx context.Context, coll string, f filter.Expr) (int, 
 	if w == nil {
 		w = allChunks
 	}
-	res, err := b.get(ctx, c, map[string]any{"where": w, "include": []string{"metadatas"}})
-	if err != nil {
-		return 0, err
-	}
+	// The sources, a page at a time: Chroma's include cannot pick one
+	// metadata key, so each record's whole metadata is read.
 	seen := map[string]bool{}
 	var srcs []any
-	for _, md := range res.Metadatas {
-		if s, _ := md[kSrc].(string); !seen[s] {
-			seen[s] = true
-			srcs = append(srcs, s)
+	matched := 0
+	for offset := 0; ; offset += deletePage {
+		res, err := b.get(ctx, c, map[string]any{"where": w, "include": []string{"metadatas"}, "limit": deletePage, "offset": offset})
+		if err != nil {
+			return 0, err
+		}
+		matched += len(res.IDs)
+		for _, md := range res.Metadatas {
+			if s, _ := md[kSrc].(string); !seen[s] {
+				seen[s] = true
+				srcs = append(srcs, s)
+			}
+		}
+		if len(res.IDs) < deletePage {
+			break
 		}
 	}
 	if err := b.deleteStates(ctx, c.cfg.Name, srcs); err != nil {
 		return 0, err
 	}
-	if len(res.IDs) == 0 {
+	if matched == 0 {
 		return 0, nil
 	}
 	var del struct {
@@ -408,7 +420,7 @@ func (b *Backend) Delete(ctx context.Context, coll string, f filter.Expr) (int, 
 	if del.Deleted != nil {
 		return *del.Deleted, nil
 	}
-	return len(res.IDs), nil
+	return matched, nil
 }
 
 // Scan implements store.Scanner. Chroma lists records in its own order,
