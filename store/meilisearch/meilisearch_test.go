@@ -147,3 +147,35 @@ func ids(hits []store.Hit) []string {
 	}
 	return out
 }
+
+// TestKeywordSendsTheTenRarestHeldTerms: Meilisearch considers a query's
+// first ten words, so a long question sends its ten rarest terms that
+// some document holds, rarest first, and a document holding only a rare
+// term late in the question is still found.
+func TestKeywordSendsTheTenRarestHeldTerms(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, fake(t).StoreURL(""))
+	c, err := s.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Model: embed.ModelInfo{Provider: "p", Model: "m", Dimension: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"apple", "banana", "cherry", "grape", "lemon", "mango", "olive", "peach", "plum", "melon", "guava"}
+	var docs []*document.Document
+	for i := range 20 {
+		docs = append(docs, &document.Document{ID: fmt.Sprintf("c%02d", i), Content: strings.Join(common, " "),
+			SourceType: "manual", SourceName: "manual", Embedding: []float32{1, 0}})
+	}
+	docs = append(docs, &document.Document{ID: "rare", Content: "zucchini apple", SourceType: "manual", SourceName: "manual", Embedding: []float32{1, 0}})
+	if err := c.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	// Twelve words, the rare one last and one held by no document.
+	q := strings.Join(common, " ") + " quinoa zucchini"
+	hits, err := c.Search(ctx, store.SearchRequest{Query: q, Mode: store.ModeKeyword, TopK: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(hits); len(hits) != 1 || hits[0].Doc.ID != "rare" {
+		t.Errorf("keyword hits %v, want the document holding the rarest term", got)
+	}
+}
