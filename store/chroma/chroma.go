@@ -6,9 +6,7 @@
 // whose metadata holds Quarry's configuration, indexed under cosine
 // distance. A chunk is one record:
 //
-//   - its id is the document id, its embedding the document's (a chunk
-//     without one is stored with zeros and q_vec false, which vector
-//     search filters out);
+//   - its id is the document id, its embedding the document's;
 //   - its Chroma document is Quarry's own analyzer's terms (the embedded
 //     store's: stemmed, without stop words) with spaces around each, so
 //     Chroma's full-text index finds a term by $contains " term " and never

@@ -118,7 +118,7 @@ func (c *collection) addChunk(r *records, d *document.Document) error {
 		kSType: d.SourceType,
 		kSName: d.SourceName,
 		kSrc:   sourceKey(d.SourceType, d.SourceName),
-		kVec:   len(d.Embedding) > 0,
+		kVec:   true,
 	}
 	var has []string
 	if c.cfg.Schema != nil {
@@ -140,16 +140,12 @@ func (c *collection) addChunk(r *records, d *document.Document) error {
 	if len(has) > 0 {
 		md[kHas] = has
 	}
-	emb := d.Embedding
-	if len(emb) > 0 {
-		md[kEmb] = encodeVector(emb)
+	if len(d.Embedding) == 0 {
+		// store.Collection refuses such a document before it comes here.
+		return fmt.Errorf("chroma: document %s has no embedding", d.ID)
 	}
-	if len(emb) == 0 {
-		// Chroma wants an embedding on every record; q_vec false keeps
-		// this one out of vector search.
-		emb = make([]float32, max(c.cfg.Model.Dimension, 1))
-	}
-	r.add(d.ID, emb, c.termText(d), md)
+	md[kEmb] = encodeVector(d.Embedding)
+	r.add(d.ID, d.Embedding, c.termText(d), md)
 	return nil
 }
 
@@ -238,8 +234,9 @@ func (b *Backend) get(ctx context.Context, c *collection, body map[string]any) (
 	return res, b.collErr(c, err)
 }
 
-// allChunks matches every record of a chunk collection: q_vec is on each.
-var allChunks = where{kVec: where{"$in": []any{true, false}}}
+// allChunks matches every record of a chunk collection, for a delete,
+// which must name ids or a where: q_vec is true on each.
+var allChunks = where{kVec: true}
 
 // ids lists the ids of the records matching w (all when nil).
 func (b *Backend) ids(ctx context.Context, c *collection, w any) ([]string, error) {

@@ -45,8 +45,8 @@ func (b *Backend) SearchRequest(ctx context.Context, coll string, req store.Sear
 	return b.vector(ctx, c, req, w)
 }
 
-// vector is one query of Chroma's HNSW index under the filter, records
-// without an embedding left out; scores are cosine similarity.
+// vector is one query of Chroma's HNSW index under the filter; scores are
+// cosine similarity.
 //
 // A query can come back short: Chroma's single-node server, while it moves
 // freshly written records from its log into the index, answers for a
@@ -56,7 +56,6 @@ func (b *Backend) SearchRequest(ctx context.Context, coll string, req store.Sear
 // there are more, at most exactVector of them, they are ranked exactly by
 // Quarry from their stored embeddings instead.
 func (b *Backend) vector(ctx context.Context, c *collection, req store.SearchRequest, w any) ([]*document.Document, error) {
-	w = and(w, where{kVec: true})
 	want := min(req.TopK+tieSlack, store.MaxTopK+tieSlack)
 	body := map[string]any{"query_embeddings": [][]float32{req.Embedding}, "n_results": want,
 		"where": w, "include": []string{"metadatas", "distances"}}
@@ -72,7 +71,7 @@ func (b *Backend) vector(ctx context.Context, c *collection, req store.SearchReq
 		return nil, fmt.Errorf("chroma: query of %s: answer's lists do not match", c.name)
 	}
 	var out []*document.Document
-	if len(res.IDs[0]) < want {
+	if len(res.IDs[0]) < want && b.holdsMore(ctx, c, w, len(res.IDs[0])) {
 		ids, err := b.ids(ctx, c, w)
 		if err != nil {
 			return nil, err
@@ -99,6 +98,17 @@ func (b *Backend) vector(ctx context.Context, c *collection, req store.SearchReq
 		out = out[:req.TopK]
 	}
 	return out, nil
+}
+
+// holdsMore reports whether more than n records match w: without a
+// filter the collection's count tells, cheaply; with one, yes, and the
+// caller lists them.
+func (b *Backend) holdsMore(ctx context.Context, c *collection, w any, n int) bool {
+	if w != nil {
+		return true
+	}
+	total, err := b.count(ctx, c)
+	return err != nil || total > n
 }
 
 // exactVector bounds the records a short vector query ranks exactly.
