@@ -162,23 +162,6 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 
 var rangeOps = map[filter.Op]string{filter.OpGt: "$gt", filter.OpGte: "$gte", filter.OpLt: "$lt", filter.OpLte: "$lte"}
 
-// and joins where objects, skipping nil ones; nil when none is left.
-func and(ws ...any) any {
-	var kept []any
-	for _, w := range ws {
-		if w != nil {
-			kept = append(kept, w)
-		}
-	}
-	switch len(kept) {
-	case 0:
-		return nil
-	case 1:
-		return kept[0]
-	}
-	return where{"$and": kept}
-}
-
 // visible is the where object of a user filter (nil for every record);
 // false when the filter cannot match.
 func (c *collection) visible(f filter.Expr) (any, bool, error) {
