@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode"
@@ -132,4 +134,37 @@ func (o *TurnOrder) Next() (string, error) {
 		return "", fmt.Errorf("turn order key: %w", err)
 	}
 	return fmt.Sprintf("%020d-%s", now, hex.EncodeToString(r[:])), nil
+}
+
+// KeptTurn is a turn as a store without ordered reads keeps it: the order
+// key TurnOrder gave its append (with its place in the append after it)
+// and its body as EncodeTurn wrote it.
+type KeptTurn struct {
+	Order string
+	Body  []byte
+}
+
+// LastTurns is Turns for such a store: the thread's turns in order-key
+// order, the newest limit of them (all when limit ≤ 0), decoded and
+// numbered from 1 by their place in the whole thread; ErrThreadNotFound
+// when there are none.
+func LastTurns(thread string, kept []KeptTurn, limit int) ([]Turn, error) {
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrThreadNotFound, thread)
+	}
+	slices.SortFunc(kept, func(x, y KeptTurn) int { return strings.Compare(x.Order, y.Order) })
+	skip := 0
+	if limit > 0 && len(kept) > limit {
+		skip = len(kept) - limit
+	}
+	out := make([]Turn, 0, len(kept)-skip)
+	for i, k := range kept[skip:] {
+		turn, err := DecodeTurn(k.Body)
+		if err != nil {
+			return nil, fmt.Errorf("thread %s: %w", thread, err)
+		}
+		turn.Seq = skip + i + 1
+		out = append(out, turn)
+	}
+	return out, nil
 }

@@ -103,7 +103,7 @@ config.toml.`,
 	cmd.Flags().StringVar(&to, "to", "", "target store URL (postgres://…, embedded:DIR)")
 	cmd.Flags().BoolVar(&upgrade, "upgrade", false, "upgrade the --store an older Quarry set up to this Quarry's layout, in place (PostgreSQL; as the tables' owner)")
 	cmd.Flags().BoolVar(&all, "all", false, "copy every collection, not only the configured one")
-	cmd.Flags().BoolVar(&leaveHierarchy, "leave-hierarchy", false, "copy into a store that keeps no knowledge hierarchy (Qdrant, OpenSearch, Typesense), leaving the hierarchy's nodes behind")
+	cmd.Flags().BoolVar(&leaveHierarchy, "leave-hierarchy", false, "copy into a store that keeps no knowledge hierarchy (docs/stores.md says which), leaving the hierarchy's nodes behind")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

@@ -98,6 +98,14 @@ func (r *records) add(id string, emb []float32, doc *string, md map[string]any) 
 	r.Metadatas = append(r.Metadatas, md)
 }
 
+// addSide adds a sidecar record: the one-dimensional embedding every
+// sidecar record carries, no document.
+func (r *records) addSide(id string, md map[string]any) {
+	r.IDs = append(r.IDs, id)
+	r.Embeddings = append(r.Embeddings, sideEmbedding)
+	r.Metadatas = append(r.Metadatas, md)
+}
+
 // part is records [i, j).
 func (r *records) part(i, j int) *records {
 	p := &records{IDs: r.IDs[i:j], Embeddings: r.Embeddings[i:j], Metadatas: r.Metadatas[i:j]}

@@ -123,30 +123,17 @@ func (b *Backend) exact(ctx context.Context, c *collection, ids []string, req st
 	}
 	out := make([]*document.Document, 0, len(byID))
 	for _, d := range byID {
-		if len(d.Embedding) != len(req.Embedding) {
-			continue
+		sim, err := document.Cosine(d.Embedding, req.Embedding)
+		if err != nil {
+			continue // written with another dimension
 		}
-		d.SetScore(cosine(d.Embedding, req.Embedding))
+		d.SetScore(sim)
 		if !req.Vectors {
 			d.Embedding = nil
 		}
 		out = append(out, d)
 	}
 	return out, nil
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // SearchHybrid implements store.HybridSearcher: both branches at once,

@@ -95,10 +95,8 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 		if err != nil {
 			return fmt.Errorf("chroma: source %s: %w", u.Source.Name, err)
 		}
-		states.add(hashID(kindSource, coll+"\x1f"+key), sideEmbedding, nil,
-			map[string]any{kColl: coll, kKind: kindSource, kSrc: key, kState: string(st)})
+		states.addSide(hashID(kindSource, coll+"\x1f"+key), map[string]any{kColl: coll, kKind: kindSource, kSrc: key, kState: string(st)})
 	}
-	states.Documents = nil
 	if err := b.deleteStates(ctx, coll, keys); err != nil {
 		return err
 	}
@@ -147,8 +145,7 @@ func (b *Backend) PutSetting(ctx context.Context, coll, key string, value json.R
 		return b.sideCall(ctx, stateSidecar, "/delete", map[string]any{"ids": []string{id}}, nil)
 	}
 	var r records
-	r.add(id, sideEmbedding, nil, map[string]any{kColl: coll, kKind: kindSetting, kKey: key, kValue: string(value)})
-	r.Documents = nil
+	r.addSide(id, map[string]any{kColl: coll, kKind: kindSetting, kKey: key, kValue: string(value)})
 	return b.sideCall(ctx, stateSidecar, "/upsert", &r, nil)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/quarry-rag/quarry/store"
 )
@@ -39,9 +38,8 @@ func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.
 			return fmt.Errorf("turn %d: %w", i, err)
 		}
 		order := fmt.Sprintf("%s-%06d", base, i)
-		r.add(hashID("turn", thread+"\x1f"+order), sideEmbedding, nil, map[string]any{kThread: thread, kOrder: order, kTurn: string(body)})
+		r.addSide(hashID("turn", thread+"\x1f"+order), map[string]any{kThread: thread, kOrder: order, kTurn: string(body)})
 	}
-	r.Documents = nil
 	return b.sideCall(ctx, threadsSidecar, "/upsert", &r, nil)
 }
 
@@ -51,26 +49,13 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 	if err != nil {
 		return nil, err
 	}
-	if len(mds) == 0 {
-		return nil, fmt.Errorf("%w: %q", store.ErrThreadNotFound, thread)
+	kept := make([]store.KeptTurn, len(mds))
+	for i, md := range mds {
+		order, _ := md[kOrder].(string)
+		body, _ := md[kTurn].(string)
+		kept[i] = store.KeptTurn{Order: order, Body: []byte(body)}
 	}
-	order := func(md map[string]any) string { s, _ := md[kOrder].(string); return s }
-	slices.SortFunc(mds, func(x, y map[string]any) int { return strings.Compare(order(x), order(y)) })
-	skip := 0
-	if limit > 0 && len(mds) > limit {
-		skip = len(mds) - limit
-	}
-	out := make([]store.Turn, 0, len(mds)-skip)
-	for i, md := range mds[skip:] {
-		raw, _ := md[kTurn].(string)
-		turn, err := store.DecodeTurn([]byte(raw))
-		if err != nil {
-			return nil, fmt.Errorf("chroma: thread %s: %w", thread, err)
-		}
-		turn.Seq = skip + i + 1
-		out = append(out, turn)
-	}
-	return out, nil
+	return store.LastTurns(thread, kept, limit)
 }
 
 // DeleteThread implements store.ThreadStore.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -479,10 +478,11 @@ func ranked(hits []record, req store.SearchRequest, k int) ([]*document.Document
 				d.SetScore(*h.Score)
 			}
 		} else {
-			if len(d.Embedding) != len(req.Embedding) {
+			sim, err := document.Cosine(d.Embedding, req.Embedding)
+			if err != nil {
 				continue // no embedding
 			}
-			d.SetScore(cosine(d.Embedding, req.Embedding))
+			d.SetScore(sim)
 		}
 		if !req.Vectors {
 			d.Embedding = nil
@@ -494,20 +494,6 @@ func ranked(hits []record, req store.SearchRequest, k int) ([]*document.Document
 		out = out[:k]
 	}
 	return out, nil
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // SearchRequest implements store.RequestSearcher.

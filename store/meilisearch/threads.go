@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/quarry-rag/quarry/store"
 )
@@ -115,28 +114,14 @@ func (b *Backend) fetchTurns(ctx context.Context, fb string, fn func(turnRecord)
 
 // Turns implements store.ThreadStore.
 func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.Turn, error) {
-	var recs []turnRecord
-	if err := b.fetchTurns(ctx, fThread+" = "+literal(thread), func(r turnRecord) { recs = append(recs, r) }); err != nil {
+	var kept []store.KeptTurn
+	err := b.fetchTurns(ctx, fThread+" = "+literal(thread), func(r turnRecord) {
+		kept = append(kept, store.KeptTurn{Order: r.Order, Body: []byte(r.Turn)})
+	})
+	if err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w: %q", store.ErrThreadNotFound, thread)
-	}
-	slices.SortFunc(recs, func(x, y turnRecord) int { return strings.Compare(x.Order, y.Order) })
-	skip := 0
-	if limit > 0 && len(recs) > limit {
-		skip = len(recs) - limit
-	}
-	out := make([]store.Turn, 0, len(recs)-skip)
-	for i, r := range recs[skip:] {
-		turn, err := store.DecodeTurn([]byte(r.Turn))
-		if err != nil {
-			return nil, fmt.Errorf("meilisearch: thread %s: %w", thread, err)
-		}
-		turn.Seq = skip + i + 1
-		out = append(out, turn)
-	}
-	return out, nil
+	return store.LastTurns(thread, kept, limit)
 }
 
 // DeleteThread implements store.ThreadStore.
