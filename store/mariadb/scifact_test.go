@@ -59,9 +59,12 @@ func sciFact(tb testing.TB, base string) (*eval.Dataset, embed.Embedder, []*stor
 }
 
 // TestSciFactBesideEmbedded: on SciFact with the hash embedder, MariaDB's
-// keyword search (BM25 in SQL) ranks as the embedded store's does, and its
-// hybrid and vector searches (through its HNSW index) come within a point
-// of nDCG@10. The figures are logged.
+// keyword search (BM25 in SQL) ranks as the embedded store's does, its
+// hybrid search comes within a point of nDCG@10 and its vector search
+// within two, as every other engine's HNSW is held: MariaDB builds its
+// graph differently on every run, and five builds of SciFact scored
+// 0.4113 to 0.4251 against the embedded store's 0.4220. The figures are
+// logged.
 func TestSciFactBesideEmbedded(t *testing.T) {
 	if raceEnabled {
 		t.Skip("corpus test: run without -race (.ci/run's corpus step)")
@@ -80,7 +83,7 @@ func TestSciFactBesideEmbedded(t *testing.T) {
 	}{
 		{eval.Config{Name: "keyword", Mode: store.ModeKeyword}, 1e-6},
 		{eval.Config{Name: "hybrid", Mode: store.ModeHybrid}, 0.01},
-		{eval.Config{Name: "vector", Mode: store.ModeVector}, 0.01},
+		{eval.Config{Name: "vector", Mode: store.ModeVector}, 0.02},
 	} {
 		var ndcg [2]float64
 		var runs [2]eval.Run
