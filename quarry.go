@@ -50,6 +50,7 @@ import (
 	_ "github.com/quarry-rag/quarry/store/meilisearch" // meilisearch:// stores
 	_ "github.com/quarry-rag/quarry/store/memory"      // memory: stores
 	_ "github.com/quarry-rag/quarry/store/opensearch"  // opensearch:// stores
+	_ "github.com/quarry-rag/quarry/store/pinecone"    // pinecone:// stores
 	_ "github.com/quarry-rag/quarry/store/postgres"    // postgres:// stores
 	_ "github.com/quarry-rag/quarry/store/qdrant"      // qdrant:// stores
 	_ "github.com/quarry-rag/quarry/store/typesense"   // typesense:// stores

@@ -10,6 +10,7 @@ import (
 	"github.com/quarry-rag/quarry/store/chroma/chromatest"
 	"github.com/quarry-rag/quarry/store/meilisearch/meilisearchtest"
 	"github.com/quarry-rag/quarry/store/opensearch/opensearchtest"
+	"github.com/quarry-rag/quarry/store/pinecone/pineconetest"
 	_ "github.com/quarry-rag/quarry/store/postgres"
 	"github.com/quarry-rag/quarry/store/qdrant/qdranttest"
 	"github.com/quarry-rag/quarry/store/typesense/typesensetest"
@@ -17,7 +18,7 @@ import (
 
 // TestTwoServersOneStore runs two servers, each with its own knowledge
 // base and store connection, over one PostgreSQL, Weaviate, Qdrant,
-// OpenSearch, Typesense or Meilisearch (the fakes, which check every request against the engine's
+// OpenSearch, Typesense, Meilisearch or Pinecone (the fakes, which check every request against the engine's
 // API) or Chroma (a real server, its exchanges checked against its own API) store — the
 // shape of stateless `quarry serve` replicas behind a load balancer — and
 // shows a write through one is read through the other at once.
@@ -48,6 +49,11 @@ func TestTwoServersOneStore(t *testing.T) {
 		"chroma": func(t *testing.T) string { return chromatest.New(t).StoreURL("") },
 		"meilisearch": func(t *testing.T) string {
 			srv := meilisearchtest.New(t)
+			srv.Key = "k"
+			return srv.StoreURL("prefix=replicas")
+		},
+		"pinecone": func(t *testing.T) string {
+			srv := pineconetest.New(t)
 			srv.Key = "k"
 			return srv.StoreURL("prefix=replicas")
 		},
