@@ -49,6 +49,7 @@ import (
 	_ "github.com/quarry-rag/quarry/store/mariadb"     // mariadb:// stores
 	_ "github.com/quarry-rag/quarry/store/meilisearch" // meilisearch:// stores
 	_ "github.com/quarry-rag/quarry/store/memory"      // memory: stores
+	_ "github.com/quarry-rag/quarry/store/mongodb"     // mongodb:// and mongodb+srv:// stores
 	_ "github.com/quarry-rag/quarry/store/opensearch"  // opensearch:// stores
 	_ "github.com/quarry-rag/quarry/store/pinecone"    // pinecone:// stores
 	_ "github.com/quarry-rag/quarry/store/postgres"    // postgres:// stores

@@ -9,6 +9,7 @@ import (
 	"github.com/quarry-rag/quarry/keys"
 	"github.com/quarry-rag/quarry/store/chroma/chromatest"
 	"github.com/quarry-rag/quarry/store/meilisearch/meilisearchtest"
+	"github.com/quarry-rag/quarry/store/mongodb/mongotest"
 	"github.com/quarry-rag/quarry/store/opensearch/opensearchtest"
 	"github.com/quarry-rag/quarry/store/pinecone/pineconetest"
 	_ "github.com/quarry-rag/quarry/store/postgres"
@@ -18,7 +19,7 @@ import (
 
 // TestTwoServersOneStore runs two servers, each with its own knowledge
 // base and store connection, over one PostgreSQL, Weaviate, Qdrant,
-// OpenSearch, Typesense, Meilisearch or Pinecone (the fakes, which check every request against the engine's
+// OpenSearch, Typesense, Meilisearch, Pinecone or MongoDB Atlas (the fakes, which check every request against the engine's
 // API) or Chroma (a real server, its exchanges checked against its own API) store — the
 // shape of stateless `quarry serve` replicas behind a load balancer — and
 // shows a write through one is read through the other at once.
@@ -57,6 +58,7 @@ func TestTwoServersOneStore(t *testing.T) {
 			srv.Key = "k"
 			return srv.StoreURL("prefix=replicas")
 		},
+		"mongodb":       func(t *testing.T) string { return mongotest.New(t).URI("prefix=replicas") },
 		"opensearch":    openSearchFake(),
 		"elasticsearch": openSearchFake(opensearchtest.Elasticsearch()),
 	}

@@ -7,13 +7,14 @@ import (
 
 	"github.com/quarry-rag/quarry/store/chroma/chromatest"
 	"github.com/quarry-rag/quarry/store/meilisearch/meilisearchtest"
+	"github.com/quarry-rag/quarry/store/mongodb/mongotest"
 	"github.com/quarry-rag/quarry/store/pinecone/pineconetest"
 	"github.com/quarry-rag/quarry/store/typesense/typesensetest"
 )
 
 // TestMigrateToStoresWithoutHierarchy: quarry migrate --leave-hierarchy
 // copies an embedded knowledge base into a store that keeps no knowledge
-// hierarchy — Typesense, Meilisearch and Pinecone (fakes that check every request
+// hierarchy — Typesense, Meilisearch, Pinecone and MongoDB Atlas (fakes that check every request
 // against the engine's API) and Chroma (a real server, every exchange
 // checked against its own API document) — and the copy answers searches
 // and skips unchanged files on the next ingestion. Without the flag the
@@ -38,6 +39,10 @@ func TestMigrateToStoresWithoutHierarchy(t *testing.T) {
 			srv := pineconetest.New(t)
 			srv.Key = "k"
 			return srv.StoreURL("prefix=copy"), func() int { return srv.Calls()["POST /indexes"] }
+		}, []string{"keyword", "vector", "hybrid"}},
+		{"mongodb", func(t *testing.T) (string, func() int) {
+			srv := mongotest.New(t)
+			return srv.URI("prefix=copy"), func() int { return srv.Calls()["createSearchIndexes"] }
 		}, []string{"keyword", "vector", "hybrid"}},
 		{"chroma", func(t *testing.T) (string, func() int) {
 			srv := chromatest.New(t)
