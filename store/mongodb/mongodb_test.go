@@ -183,3 +183,40 @@ func TestRefusesPipelinesOutsideTheSpecification(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentBatchesRetryWriteConflicts: batches written at once into
+// one collection conflict at commit, as on a replica set; the driver
+// retries the transaction that lost, and every batch lands whole.
+func TestConcurrentBatchesRetryWriteConflicts(t *testing.T) {
+	srv := mongotest.New(t)
+	ctx := context.Background()
+	c := collection(t, open(t, srv.URI("")), "docs")
+	const writers, batches = 4, 10
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			var err error
+			for b := 0; b < batches && err == nil; b++ {
+				var docs []*document.Document
+				for i := range 3 {
+					docs = append(docs, &document.Document{ID: fmt.Sprintf("w%d-b%d-%d", w, b, i), Content: "text", SourceType: "manual",
+						SourceName: fmt.Sprintf("w%d", w), Embedding: []float32{1, 0, 0}})
+				}
+				err = c.Upsert(ctx, docs)
+			}
+			errs <- err
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.Count(ctx, nil); err != nil || n != writers*batches*3 {
+		t.Errorf("count %d, %v; want %d", n, err, writers*batches*3)
+	}
+	if commits := srv.Calls()["commitTransaction"]; commits < writers*batches {
+		t.Errorf("%d commits for %d batches", commits, writers*batches)
+	}
+	t.Logf("%d commits, %d conflicts retried", srv.Calls()["commitTransaction"], srv.Calls()["commitTransaction"]-writers*batches)
+}

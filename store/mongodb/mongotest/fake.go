@@ -6,8 +6,11 @@
 // insert, update (replacements, with upsert), delete, find, getMore,
 // killCursors, distinct, aggregate, create, drop, createIndexes,
 // createSearchIndexes, and sessions with multi-document transactions
-// (snapshot copies committed whole, a write conflict aborting the later
-// commit with the TransientTransactionError label the driver retries on).
+// (snapshot copies committed whole; of two transactions writing one
+// collection, the later commit fails with a write conflict labelled
+// TransientTransactionError, which the driver retries on — MongoDB's
+// conflicts are per document, so the fake's coarser rule exercises the
+// retry more often than a server would).
 //
 // Aggregation runs $match, $project (inclusion and $meta scores), $limit,
 // $skip, $sort, $group (counting), $listSearchIndexes, and Atlas's
