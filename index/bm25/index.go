@@ -25,6 +25,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quarry-rag/quarry/index/bitset"
 )
@@ -118,6 +119,12 @@ type postings struct {
 	maxTF float64
 	minDL float32
 	df    uint32 // live documents in the list
+	// raw is the list as Read found it in the file, validated and not yet
+	// decoded: a search decodes the lists of its terms only, so opening a
+	// large index to answer one query does not decode every list. ready
+	// (read atomically) is 1 once docs, tfs and the bounds hold the list.
+	raw   []byte
+	ready uint32
 }
 
 // tfPair counts one term in one document while it is being added.
@@ -131,6 +138,17 @@ type Index struct {
 	pool sync.Pool // *searcher, per-search buffers
 
 	mu sync.RWMutex // guards every field below
+
+	// lazyMu serialises decoding lists read from a file (postings.raw),
+	// which searches do under the read lock; lazy reports that some list
+	// may still be encoded.
+	lazyMu sync.Mutex
+	lazy   bool
+	// unchecked marks lists read without their lengths compared to the
+	// documents' (a version-4 file), which the first write compares;
+	// lazyErr is the first list found damaged, guarded by lazyMu.
+	unchecked bool
+	lazyErr   error
 
 	dict  map[string]uint32 // term → term id
 	terms []string          // term id → term
@@ -225,6 +243,9 @@ func (x *Index) Terms() int {
 func (x *Index) Add(doc uint32, d Doc) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if err := x.materialize(); err != nil {
+		return fmt.Errorf("bm25: add %q: %w", d.ID, err)
+	}
 	if x.live.Contains(doc) {
 		return fmt.Errorf("bm25: add %q as %d: %w", d.ID, doc, ErrExists)
 	}
@@ -301,7 +322,7 @@ func (x *Index) intern(t string) uint32 {
 	id := uint32(len(x.terms))
 	x.dict[t] = id
 	x.terms = append(x.terms, t)
-	x.lists = append(x.lists, postings{})
+	x.lists = append(x.lists, postings{ready: 1})
 	x.acc = append(x.acc, tfPair{})
 	return id
 }
@@ -372,6 +393,9 @@ func (x *Index) forEachTerm(doc uint32, f func(t uint32)) {
 func (x *Index) Delete(doc uint32) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if err := x.materialize(); err != nil {
+		return fmt.Errorf("bm25: delete %d: %w", doc, err)
+	}
 	if !x.live.Contains(doc) {
 		return fmt.Errorf("bm25: delete %d: %w", doc, ErrNotFound)
 	}
@@ -444,6 +468,109 @@ func (x *Index) compact() {
 	})
 	x.fwd = fwd
 	x.dirty = bitset.Set{}
+}
+
+// list is term t's postings, decoded: a list read from a file is decoded
+// on first use, by one caller, under the read lock as under the write
+// lock. A list found damaged reads as empty and Err reports it.
+func (x *Index) list(t uint32) *postings {
+	l := &x.lists[t]
+	if atomic.LoadUint32(&l.ready) == 1 {
+		return l
+	}
+	x.lazyMu.Lock()
+	defer x.lazyMu.Unlock()
+	if atomic.LoadUint32(&l.ready) == 0 {
+		if err := x.decodeList(l); err != nil && x.lazyErr == nil {
+			x.lazyErr = fmt.Errorf("%w: term %q: %v", ErrCorrupt, x.terms[t], err)
+		}
+		atomic.StoreUint32(&l.ready, 1)
+	}
+	return l
+}
+
+// Err reports a list of an index read from a file that turned out
+// damaged when it was decoded (its checksum held, so only a writer's
+// fault can cause it); the index should be rebuilt.
+func (x *Index) Err() error {
+	x.lazyMu.Lock()
+	defer x.lazyMu.Unlock()
+	return x.lazyErr
+}
+
+// decodeList decodes a list Read stepped over or validated: (doc-id
+// delta, count) pairs, checked as Read checks them.
+func (x *Index) decodeList(l *postings) error {
+	np := int(l.df)
+	docs, tfs := make([]uint32, np), make([]uint32, np)
+	b, prev := l.raw, uint64(0)
+	l.raw = nil
+	for i := range np {
+		delta, n := binary.Uvarint(b)
+		if n <= 0 {
+			return errors.New("bad varint in posting")
+		}
+		b = b[n:]
+		tf, m := binary.Uvarint(b)
+		if m <= 0 {
+			return errors.New("bad varint in term count")
+		}
+		b = b[m:]
+		doc := prev + delta
+		if (i > 0 && delta == 0) || doc > math.MaxUint32 || !x.live.Contains(uint32(doc)) {
+			return fmt.Errorf("posting for document %d that is not live or out of order", doc)
+		}
+		if tf == 0 || tf > math.MaxUint32 {
+			return fmt.Errorf("bad count %d", tf)
+		}
+		prev = doc
+		docs[i], tfs[i] = uint32(doc), uint32(tf)
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the postings", len(b))
+	}
+	for i, d := range docs {
+		l.widen(tfs[i], x.dl[d], x.cfg.TitleWeight, i == 0)
+	}
+	l.docs, l.tfs = docs, tfs
+	return nil
+}
+
+// materialize decodes every list still encoded, before a write or a
+// rewrite that walks them all, and compares the documents' lengths with
+// their postings where Read did not.
+func (x *Index) materialize() error {
+	if !x.lazy {
+		return x.Err()
+	}
+	for t := range x.lists {
+		x.list(uint32(t))
+	}
+	x.lazy = false
+	if err := x.Err(); err != nil {
+		return err
+	}
+	if x.unchecked {
+		x.unchecked = false
+		sumT, sumC := make([]uint64, len(x.ext)), make([]uint64, len(x.ext))
+		for t := range x.lists {
+			pair := isPair(x.terms[t])
+			l := &x.lists[t]
+			for i, d := range l.docs {
+				sumT[d] += uint64(l.tfs[i] >> 16)
+				if !pair {
+					sumC[d] += uint64(l.tfs[i] & 0xffff)
+				}
+			}
+		}
+		if err := x.checkLengths(sumT, sumC); err != nil {
+			x.lazyMu.Lock()
+			x.lazyErr = err
+			x.lazyMu.Unlock()
+			return err
+		}
+	}
+	return nil
 }
 
 // widen extends the list's score bounds to cover one entry.

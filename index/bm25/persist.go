@@ -14,16 +14,21 @@ import (
 
 // File layout: magic, version, config, the live documents (id delta,
 // external id, title and text lengths), the terms with live postings (term,
-// count, then doc-id deltas and packed counts), then a CRC-32C of every byte
-// before it. Integers after the version are unsigned varints; strings are a
+// count, the postings' length in bytes, then doc-id deltas and packed
+// counts), then a CRC-32C of every byte before it. The length lets Read
+// step over a list without decoding it: a list is decoded, and its
+// structure checked, when a search first needs it. Integers after the version are unsigned varints; strings are a
 // length and bytes. Deleted documents are not written, so a file is always
 // compact. Read checks the checksum first and then every structural
 // invariant, so a damaged file is an error, never a panic or a wrong index.
 const (
 	magic = "QRYBM25\x00"
-	// 2: code pairs (pairer); 3: the parts of joined words (joinedParts).
-	// An index of another version lacks them and is rebuilt.
-	formatVersion = 3
+	// 2: code pairs (pairer); 3: the parts of joined words (joinedParts);
+	// 4: each list's length in bytes. An index before 3 lacks terms and is
+	// rebuilt; one of version 3 is read, every list decoded at once.
+	formatVersion = 4
+	// readsFrom is the oldest version Read takes.
+	readsFrom = 3
 )
 
 const (
@@ -62,6 +67,7 @@ func (e *encoder) room() {
 }
 
 func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v); e.room() }
+func (e *encoder) bytes(b []byte)   { e.buf = append(e.buf, b...); e.room() }
 func (e *encoder) f64(v float64) {
 	e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(v))
 	e.room()
@@ -109,25 +115,32 @@ func (x *Index) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	e.uvarint(uint64(terms))
+	var list []byte
 	for t := range x.lists {
-		l := &x.lists[t]
-		if l.df == 0 {
+		if x.lists[t].df == 0 {
 			continue
 		}
+		l := x.list(uint32(t))
 		e.str(x.terms[t])
 		e.uvarint(uint64(l.df))
+		list = list[:0]
 		prev := uint64(0)
 		for i, d := range l.docs {
 			if x.deadPostings > 0 && !x.live.Contains(d) {
 				continue
 			}
-			e.uvarint(uint64(d) - prev)
+			list = binary.AppendUvarint(list, uint64(d)-prev)
 			prev = uint64(d)
-			e.uvarint(uint64(l.tfs[i]))
+			list = binary.AppendUvarint(list, uint64(l.tfs[i]))
 		}
+		e.uvarint(uint64(len(list)))
+		e.bytes(list)
 		if e.err != nil {
 			break
 		}
+	}
+	if err := x.Err(); err != nil && e.err == nil {
+		e.err = err // a damaged list read from a file is not written on
 	}
 	e.flush()
 	if e.err == nil {
@@ -229,10 +242,11 @@ func Read(r io.Reader) (*Index, error) {
 	if crc32.Checksum(body, castagnoli) != sum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
 	}
-	if v := binary.LittleEndian.Uint32(body[len(magic):]); v != formatVersion {
-		return nil, fmt.Errorf("bm25: read: format version %d, this build reads %d; rebuild the index", v, formatVersion)
+	v := binary.LittleEndian.Uint32(body[len(magic):])
+	if v < readsFrom || v > formatVersion {
+		return nil, fmt.Errorf("bm25: read: format version %d, this build reads %d to %d; rebuild the index", v, readsFrom, formatVersion)
 	}
-	x, err := decode(newDecoder(body[len(magic)+4:]))
+	x, err := decode(newDecoder(body[len(magic)+4:]), v)
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) {
 			err = fmt.Errorf("%w: %v", ErrCorrupt, err)
@@ -242,7 +256,7 @@ func Read(r io.Reader) (*Index, error) {
 	return x, nil
 }
 
-func decode(d *decoder) (*Index, error) {
+func decode(d *decoder, version uint32) (*Index, error) {
 	var cfg Config
 	cfg.K1, cfg.B, cfg.TitleWeight = d.f64("k1"), d.f64("b"), d.f64("title weight")
 	cfg.Analyzer.Language = d.str("language")
@@ -304,11 +318,14 @@ func decode(d *decoder) (*Index, error) {
 	x.n = len(docs)
 
 	// Postings; per-document sums must match the stored lengths.
-	sumT := make([]uint64, len(x.ext))
-	sumC := make([]uint64, len(x.ext))
+	var sumT, sumC []uint64
+	if version < 4 {
+		sumT, sumC = make([]uint64, len(x.ext)), make([]uint64, len(x.ext))
+	}
 	nterms := d.count("term count", 3)
 	x.terms = make([]string, 0, nterms)
 	x.lists = make([]postings, 0, nterms)
+	x.dict = make(map[string]uint32, nterms)
 	for range nterms {
 		t := d.str("term")
 		np := d.count("posting count", 2)
@@ -323,33 +340,28 @@ func decode(d *decoder) (*Index, error) {
 			d.fail("duplicate term %q", t)
 			break
 		}
-		l := postings{docs: make([]uint32, np), tfs: make([]uint32, np), df: uint32(np)}
-		pair := isPair(t)
-		prev := uint64(0)
-		for i := range np {
-			delta, tf := d.uvarint("posting"), d.uvarint("term count")
-			doc := prev + delta
+		var l postings
+		if version >= 4 {
+			// The list is stepped over; Index.list checks and decodes it
+			// when a search first needs it.
+			n := d.count("postings length", 1)
 			if d.err != nil {
 				break
 			}
-			if (i > 0 && delta == 0) || doc > math.MaxUint32 || !x.live.Contains(uint32(doc)) {
-				d.fail("term %q: posting for document %d that is not live or out of order", t, doc)
+			if n < 2*np {
+				d.fail("term %q: %d postings in %d bytes", t, np, n)
 				break
 			}
-			if tf == 0 || tf > math.MaxUint32 {
-				d.fail("term %q: bad count %d", t, tf)
+			l = postings{df: uint32(np), raw: d.b[:n:n]}
+			d.b = d.b[n:]
+		} else {
+			raw, err := x.scanList(d.b, np, t, sumT, sumC)
+			if err != nil {
+				d.fail("%v", err)
 				break
 			}
-			prev = doc
-			l.docs[i], l.tfs[i] = uint32(doc), uint32(tf)
-			sumT[doc] += tf >> 16
-			if !pair {
-				sumC[doc] += tf & 0xffff // code pairs are not part of the length
-			}
-			l.widen(uint32(tf), x.dl[doc], cfg.TitleWeight, i == 0)
-		}
-		if d.err != nil {
-			break
+			d.b = d.b[len(raw):]
+			l = postings{df: uint32(np), raw: raw}
 		}
 		x.dict[t] = uint32(len(x.terms))
 		x.terms = append(x.terms, t)
@@ -362,16 +374,64 @@ func decode(d *decoder) (*Index, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	for _, doc := range docs {
-		if sumT[doc] != uint64(x.lenT[doc]) || sumC[doc] != uint64(x.lenC[doc]) {
-			return nil, fmt.Errorf("%w: document %d: lengths do not match its postings", ErrCorrupt, doc)
+	if version < 4 {
+		if err := x.checkLengths(sumT, sumC); err != nil {
+			return nil, err
 		}
 	}
 	x.acc = make([]tfPair, len(x.terms))
+	x.lazy = len(x.lists) > 0
+	x.unchecked = version >= 4
 	// The forward lists are derived from the postings when a write first
 	// needs them: an index opened to be searched never does.
 	x.fwdStale = true
 	return x, nil
+}
+
+// scanList checks the np postings at the start of b — ascending live
+// documents, counts that are not zero — adds each document's counts to
+// its sums, and returns the bytes they take.
+func (x *Index) scanList(b []byte, np int, t string, sumT, sumC []uint64) ([]byte, error) {
+	pair := isPair(t)
+	start, prev := b, uint64(0)
+	for i := range np {
+		delta, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, fmt.Errorf("term %q: bad varint in posting", t)
+		}
+		b = b[n:]
+		tf, m := binary.Uvarint(b)
+		if m <= 0 {
+			return nil, fmt.Errorf("term %q: bad varint in term count", t)
+		}
+		b = b[m:]
+		doc := prev + delta
+		if (i > 0 && delta == 0) || doc > math.MaxUint32 || !x.live.Contains(uint32(doc)) {
+			return nil, fmt.Errorf("term %q: posting for document %d that is not live or out of order", t, doc)
+		}
+		if tf == 0 || tf > math.MaxUint32 {
+			return nil, fmt.Errorf("term %q: bad count %d", t, tf)
+		}
+		prev = doc
+		sumT[doc] += tf >> 16
+		if !pair {
+			sumC[doc] += tf & 0xffff // code pairs are not part of the length
+		}
+	}
+	return start[:len(start)-len(b)], nil
+}
+
+// checkLengths compares each live document's stored lengths with the
+// sums of its postings' counts.
+func (x *Index) checkLengths(sumT, sumC []uint64) error {
+	var err error
+	x.live.Range(func(doc uint32) bool {
+		if sumT[doc] != uint64(x.lenT[doc]) || sumC[doc] != uint64(x.lenC[doc]) {
+			err = fmt.Errorf("%w: document %d: lengths do not match its postings", ErrCorrupt, doc)
+		}
+		return err == nil
+	})
+	return err
 }
 
 // readAll reads r whole, in one allocation when r tells its length (as
@@ -390,6 +450,7 @@ func readAll(r io.Reader) ([]byte, error) {
 // rebuildForward derives each document's term list from the postings,
 // which hold every document still present in them, live or deleted.
 func (x *Index) rebuildForward() {
+	_ = x.materialize() // a damaged list reads as empty; Add and Delete report it
 	x.fwdStale = false
 	counts := make([]uint32, len(x.ext)+1)
 	for t := range x.lists {

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
+	"io"
+	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -127,7 +132,14 @@ func FuzzRead(f *testing.F) {
 		// Any input must load or fail cleanly; the checksum is skipped by
 		// decoding the body directly so the fuzzer reaches the parser.
 		if len(data) > len(magic)+4 {
-			_, _ = decode(newDecoder(data[len(magic)+4:]))
+			for _, v := range []uint32{readsFrom, formatVersion} {
+				// An index that loads searches and takes a write without
+				// panicking, whatever its lists hold.
+				if x, err := decode(newDecoder(data[len(magic)+4:]), v); err == nil {
+					x.Search("quarry stone search", 5, SearchOptions{})
+					_ = x.Add(uint32(x.IDLimit()), Doc{ID: "fuzz", Text: "quarry"})
+				}
+			}
 		}
 		_, _ = Read(bytes.NewReader(data))
 	})
@@ -180,5 +192,127 @@ func TestReadDefersForwardLists(t *testing.T) {
 		if a, b := x.Search(q, 10, SearchOptions{}), y.Search(q, 10, SearchOptions{}); !slices.Equal(a, b) {
 			t.Fatalf("query %q: %v after load, want %v", q, b, a)
 		}
+	}
+}
+
+// TestReadDecodesListsOnDemand: an index read from disk decodes a term's
+// list only when a search first needs it — concurrent searches decode
+// each once and rank exactly as the index that never left memory — and
+// the first write decodes the rest.
+func TestReadDecodesListsOnDemand(t *testing.T) {
+	x := buildSmall(t, Config{}, 300)
+	var buf bytes.Buffer
+	if _, err := x.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	y, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded := func() int {
+		n := 0
+		for i := range y.lists {
+			if atomic.LoadUint32(&y.lists[i].ready) == 1 {
+				n++
+			}
+		}
+		return n
+	}
+	if n := decoded(); n != 0 {
+		t.Fatalf("Read decoded %d lists", n)
+	}
+	c := newCorpus(11)
+	queries := make([]string, 64)
+	for i := range queries {
+		queries[i] = c.text(3)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(queries))
+	for _, q := range queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if a, b := x.Search(q, 10, SearchOptions{}), y.Search(q, 10, SearchOptions{}); !slices.Equal(a, b) {
+				errs <- fmt.Sprintf("query %q: %v after load, want %v", q, b, a)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if n := decoded(); n == 0 || n == len(y.lists) {
+		t.Errorf("%d of %d lists decoded after the searches", n, len(y.lists))
+	}
+	if err := y.Add(1001, Doc{ID: "new", Text: "quarry stone"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := decoded(); n != len(y.lists) {
+		t.Errorf("%d of %d lists decoded after a write", n, len(y.lists))
+	}
+}
+
+// TestReadVersion3: an index a build before list lengths wrote (format 3,
+// testdata/v3-60docs.bm25) is read, every list checked at once, and
+// searches as the index built in memory; written again it is format 4.
+func TestReadVersion3(t *testing.T) {
+	f, err := os.Open("testdata/v3-60docs.bm25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	y, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y.unchecked {
+		t.Error("a version-3 index is left unchecked")
+	}
+	x := buildSmall(t, Config{}, 60)
+	c := newCorpus(5)
+	for range 100 {
+		q := c.text(3)
+		if a, b := x.Search(q, 10, SearchOptions{}), y.Search(q, 10, SearchOptions{}); !slices.Equal(a, b) {
+			t.Fatalf("query %q: %v from version 3, want %v", q, b, a)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := y.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint32(buf.Bytes()[len(magic):]); v != formatVersion {
+		t.Errorf("written again as version %d", v)
+	}
+}
+
+// TestDamagedListIsReported: a list whose bytes are wrong under a valid
+// checksum (only a writer's fault can make one) reads as empty when a
+// search decodes it, and Err, the next write and the next WriteTo report
+// it rather than carry it on.
+func TestDamagedListIsReported(t *testing.T) {
+	x := buildSmall(t, Config{}, 40)
+	var buf bytes.Buffer
+	if _, err := x.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	y, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := y.dict[y.terms[0]]
+	l := &y.lists[t0]
+	bad := slices.Clone(l.raw)
+	bad[0] = 0x80 // a varint that never ends
+	l.raw = bad[:1]
+	y.Search(y.terms[0], 5, SearchOptions{})
+	if err := y.Err(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Err after decoding a damaged list: %v", err)
+	}
+	if err := y.Add(9999, Doc{ID: "new", Text: "quarry"}); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Add on a damaged index: %v", err)
+	}
+	if _, err := y.WriteTo(io.Discard); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("WriteTo of a damaged index: %v", err)
 	}
 }

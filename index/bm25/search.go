@@ -186,7 +186,7 @@ func (x *Index) prepare(s *searcher) bool {
 	s.k0, s.kl = k1*(1-b), k1*b/avg
 	s.cur = s.cur[:0]
 	for qi, q := range s.q {
-		l := &x.lists[q.t]
+		l := x.list(q.t)
 		if l.df == 0 {
 			continue
 		}

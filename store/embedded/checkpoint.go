@@ -181,10 +181,22 @@ func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) erro
 	c.kw, c.kwFile = nil, keyword
 	c.kwMu.Unlock()
 	m := newMetaIndex(c.cfg.Schema)
-	for i, k := range mf.Keys {
-		if _, ok := m.fields[k.Field]; !ok {
-			return fmt.Errorf("checkpoint: field %q is not filterable", k.Field)
+	// Sized once: a field of distinct values (a source name per document)
+	// has as many keys as documents, and growing its map and lists key by
+	// key was most of a large collection's opening.
+	perField := map[string]int{}
+	for _, k := range mf.Keys {
+		perField[k.Field]++
+	}
+	for f, n := range perField {
+		if _, ok := m.fields[f]; !ok {
+			return fmt.Errorf("checkpoint: field %q is not filterable", f)
 		}
+		m.postings[f] = make(map[string]uint32, n)
+	}
+	m.lists = make([][]uint32, 0, len(mf.Keys))
+	m.keys = make([]postingKey, 0, len(mf.Keys))
+	for i, k := range mf.Keys {
 		list := mf.Lists[i]
 		for j, id := range list {
 			if int(id) >= len(ids.Ext) || ids.Ext[id] == "" || (j > 0 && list[j-1] >= id) {

@@ -414,6 +414,9 @@ func (c *coll) searchHybrid(ctx context.Context, req store.SearchRequest) ([]sto
 	if err != nil {
 		return nil, err
 	}
+	if err := c.kw.Err(); err != nil {
+		return nil, fmt.Errorf("collection %q: keyword index: %w", c.cfg.Name, err)
+	}
 	vdocs := c.ranked(vids, vscores, branch)
 	kdocs := make([]*document.Document, len(kres))
 	for i, h := range kres {
@@ -496,6 +499,9 @@ func (c *coll) searchKeyword(ctx context.Context, query string, f filter.Expr, k
 		opt.Allow = allow
 	}
 	res := c.kw.Search(query, k, opt) // read by loadIndexes
+	if err := c.kw.Err(); err != nil {
+		return nil, fmt.Errorf("collection %q: keyword index: %w", c.cfg.Name, err)
+	}
 	ids := make([]uint32, len(res))
 	scores := make([]float64, len(res))
 	for i, h := range res {
