@@ -14,11 +14,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/index/bitset"
 	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/index/hnsw"
@@ -140,10 +142,6 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err := gob.NewDecoder(bytes.NewReader(idsRaw)).Decode(&ids); err != nil {
 		return 0, fmt.Errorf("ids: %w", err)
 	}
-	var mf metaFile
-	if err := gob.NewDecoder(bytes.NewReader(metaRaw)).Decode(&mf); err != nil {
-		return 0, fmt.Errorf("meta: %w", err)
-	}
 	graph, err := note("hnsw.bin")
 	if err != nil {
 		return 0, fmt.Errorf("graph: %w", err)
@@ -152,18 +150,15 @@ func (c *coll) readCheckpoint() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("keyword index: %w", err)
 	}
-	if len(mf.Keys) != len(mf.Lists) {
-		return 0, fmt.Errorf("checkpoint does not fit the collection")
-	}
-	if err := c.install(ids, mf, graph, keyword); err != nil {
+	if err := c.install(ids, metaRaw, graph, keyword); err != nil {
 		return 0, err
 	}
 	return m.Seq, nil
 }
 
-// install replaces the indexes with checkpointed ones, the graph and the
-// keyword index still on disk.
-func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) error {
+// install replaces the indexes with checkpointed ones, the graph, the
+// keyword index and the metadata postings still undecoded.
+func (c *coll) install(ids idsFile, metaRaw []byte, graph, keyword *indexFile) error {
 	c.ext = ids.Ext
 	c.ids = make(map[string]uint32, len(ids.Ext))
 	c.live = bitset.New(len(ids.Ext))
@@ -180,7 +175,49 @@ func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) erro
 	c.kwMu.Lock()
 	c.kw, c.kwFile = nil, keyword
 	c.kwMu.Unlock()
-	m := newMetaIndex(c.cfg.Schema)
+	c.metaMu.Lock()
+	c.meta, c.metaFile = nil, &metaCheckpoint{raw: metaRaw, ext: slices.Clone(ids.Ext)}
+	c.metaMu.Unlock()
+	return nil
+}
+
+// metaCheckpoint is a checkpoint's metadata postings not decoded yet: the
+// checksummed file and the document ids they were written against.
+type metaCheckpoint struct {
+	raw []byte
+	ext []string
+}
+
+// metaIndex returns the metadata postings, decoding them from the
+// checkpoint on first use: a search without a filter never needs them,
+// and for a field of distinct values (a source name per chunk) they were
+// most of opening a large collection. Callers hold mu, for reading or
+// writing.
+func (c *coll) metaIndex() (*metaIndex, error) {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	if c.metaFile == nil {
+		return c.meta, nil
+	}
+	var mf metaFile
+	if err := gob.NewDecoder(bytes.NewReader(c.metaFile.raw)).Decode(&mf); err != nil {
+		return nil, fmt.Errorf("collection %q: metadata checkpoint: %w", c.cfg.Name, err)
+	}
+	if len(mf.Keys) != len(mf.Lists) {
+		return nil, fmt.Errorf("collection %q: metadata checkpoint does not fit the collection", c.cfg.Name)
+	}
+	m, err := buildMeta(c.cfg.Schema, c.metaFile.ext, mf)
+	if err != nil {
+		return nil, fmt.Errorf("collection %q: metadata %w", c.cfg.Name, err)
+	}
+	c.meta, c.metaFile = m, nil
+	return m, nil
+}
+
+// buildMeta makes the metadata postings of a checkpoint, checking each
+// list holds ascending ids of documents the checkpoint has.
+func buildMeta(schema *document.Schema, ext []string, mf metaFile) (*metaIndex, error) {
+	m := newMetaIndex(schema)
 	// Sized once: a field of distinct values (a source name per document)
 	// has as many keys as documents, and growing its map and lists key by
 	// key was most of a large collection's opening.
@@ -190,7 +227,7 @@ func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) erro
 	}
 	for f, n := range perField {
 		if _, ok := m.fields[f]; !ok {
-			return fmt.Errorf("checkpoint: field %q is not filterable", f)
+			return nil, fmt.Errorf("checkpoint: field %q is not filterable", f)
 		}
 		m.postings[f] = make(map[string]uint32, n)
 	}
@@ -199,8 +236,8 @@ func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) erro
 	for i, k := range mf.Keys {
 		list := mf.Lists[i]
 		for j, id := range list {
-			if int(id) >= len(ids.Ext) || ids.Ext[id] == "" || (j > 0 && list[j-1] >= id) {
-				return fmt.Errorf("checkpoint: posting %s=%s holds a free or unordered id", k.Field, k.Key)
+			if int(id) >= len(ext) || ext[id] == "" || (j > 0 && list[j-1] >= id) {
+				return nil, fmt.Errorf("checkpoint: posting %s=%s holds a free or unordered id", k.Field, k.Key)
 			}
 			m.present[k.Field].Add(id)
 		}
@@ -209,9 +246,9 @@ func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) erro
 		if col, ok := m.numeric[k.Field]; ok && strings.HasPrefix(k.Key, "n") {
 			f, err := strconv.ParseFloat(k.Key[1:], 64)
 			if err != nil {
-				return fmt.Errorf("checkpoint: numeric key %q: %w", k.Key, err)
+				return nil, fmt.Errorf("checkpoint: numeric key %q: %w", k.Key, err)
 			}
-			for len(col) < len(ids.Ext) {
+			for len(col) < len(ext) {
 				col = append(col, math.NaN())
 			}
 			for _, id := range list {
@@ -220,8 +257,7 @@ func (c *coll) install(ids idsFile, mf metaFile, graph, keyword *indexFile) erro
 			m.numeric[k.Field] = col
 		}
 	}
-	c.meta = m
-	return nil
+	return m, nil
 }
 
 // errReplaced is an index file that another process's checkpoint replaced
@@ -321,6 +357,8 @@ func (c *coll) fits(n int, has func(uint32) bool) error {
 const (
 	needGraph = 1 << iota
 	needKeyword
+	needMeta
+	needAll = needGraph | needKeyword | needMeta
 )
 
 // read brings the indexes needed into memory, side by side when both are
@@ -329,7 +367,7 @@ const (
 // write may call it.
 func (c *coll) read(need int) error {
 	c.vecMu.Lock()
-	both := need == needGraph|needKeyword && c.vecFile != nil
+	both := need&(needGraph|needKeyword) == needGraph|needKeyword && c.vecFile != nil
 	c.vecMu.Unlock()
 	c.kwMu.Lock()
 	both = both && c.kwFile != nil
@@ -345,15 +383,19 @@ func (c *coll) read(need int) error {
 	if need&needKeyword != 0 {
 		_, kerr = c.keyword()
 	}
+	var merr error
+	if need&needMeta != 0 {
+		_, merr = c.metaIndex()
+	}
 	wg.Wait()
-	return errors.Join(gerr, kerr)
+	return errors.Join(gerr, kerr, merr)
 }
 
 // ensureIndexes brings both indexes into memory, or, when a checkpoint
 // file is unusable, rebuilds every index from the rows. Callers hold mu
 // for writing.
 func (c *coll) ensureIndexes(ctx context.Context) error {
-	err := c.read(needGraph | needKeyword)
+	err := c.read(needAll)
 	if err == nil {
 		return nil
 	}
@@ -501,14 +543,14 @@ func (c *coll) writeCheckpoint(name string) error {
 	if err := write("ids.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(idsFile{Ext: c.ext}) }); err != nil {
 		return err
 	}
+	if err := c.read(needGraph | needKeyword | needMeta); err != nil {
+		return err
+	}
 	mf := metaFile{Keys: c.meta.keys, Lists: make([][]uint32, len(c.meta.lists))}
 	for i, l := range c.meta.lists {
 		mf.Lists[i] = c.meta.live(l)
 	}
 	if err := write("meta.gob", func(w io.Writer) error { return gob.NewEncoder(w).Encode(mf) }); err != nil {
-		return err
-	}
-	if err := c.read(needGraph | needKeyword); err != nil {
 		return err
 	}
 	if err := write("hnsw.bin", func(w io.Writer) error { _, err := c.vec.WriteTo(w); return err }); err != nil {

@@ -38,6 +38,10 @@ type coll struct {
 	ext  []string          // internal id → external id ("" when free)
 	live *bitset.Set
 	meta *metaIndex
+	// metaFile is the checkpoint's metadata postings until a filter or a
+	// write first needs them (metaIndex); metaMu guards both.
+	metaMu   sync.Mutex
+	metaFile *metaCheckpoint
 
 	// vec is the graph and kw the BM25 index. After a collection opens
 	// from a checkpoint each stays on disk (vecFile, kwFile) until a
@@ -91,13 +95,15 @@ func (c *coll) reset() error {
 	c.kwMu.Lock()
 	c.kw, c.kwFile = kw, nil
 	c.kwMu.Unlock()
-	c.meta = newMetaIndex(c.cfg.Schema)
+	c.metaMu.Lock()
+	c.meta, c.metaFile = newMetaIndex(c.cfg.Schema), nil
+	c.metaMu.Unlock()
 	return nil
 }
 
 // add indexes a document, replacing any document with the same id.
 func (c *coll) add(d *document.Document) error {
-	if err := c.read(needGraph | needKeyword); err != nil {
+	if err := c.read(needAll); err != nil {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
 	c.remove(d.ID)
@@ -124,7 +130,7 @@ func (c *coll) remove(extID string) {
 	if !ok {
 		return
 	}
-	if c.read(needGraph|needKeyword) == nil {
+	if c.read(needAll) == nil {
 		// Both ids are live: the deletes cannot fail.
 		_ = c.vec.Delete(id)
 		_ = c.kw.Delete(id)
@@ -142,8 +148,12 @@ func (c *coll) compactIfNeeded() {
 	if err != nil {
 		return
 	}
+	meta, err := c.metaIndex()
+	if err != nil {
+		return
+	}
 	if d := vec.Deleted(); d > 0 && d*10 >= vec.Len()+d {
-		c.meta.purge() // compaction frees ids for reuse
+		meta.purge() // compaction frees ids for reuse
 		vec.Compact()
 	}
 }
@@ -158,7 +168,11 @@ func (c *coll) allow(f filter.Expr) (*bitset.Set, error) {
 	}
 	// Every live id is below len(c.ext), and the result keeps live ids
 	// only, so the graph (maybe not read yet) need not say its id limit.
-	s, err := c.meta.compile(f, len(c.ext))
+	meta, err := c.metaIndex()
+	if err != nil {
+		return nil, err
+	}
+	s, err := meta.compile(f, len(c.ext))
 	if err != nil {
 		return nil, err
 	}

@@ -31,3 +31,17 @@ func (b *Backend) Pending(name string) (graph, keyword bool) {
 	c.kwMu.Unlock()
 	return graph, keyword
 }
+
+// PendingMeta reports whether a collection's metadata postings are still
+// undecoded.
+func (b *Backend) PendingMeta(name string) bool {
+	b.mu.Lock()
+	c := b.colls[name]
+	b.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	return c.metaFile != nil
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
 	"github.com/quarry-rag/quarry/store/embedded"
 )
@@ -61,9 +62,10 @@ func openLogged(t *testing.T, dir string) (*store.Store, *embedded.Backend, *loc
 // TestIndexesReadWhenNeeded: a collection opened from a checkpoint reads
 // each index only when something needs it — counts read neither, a
 // keyword search only the BM25 index, a vector search only the graph, a
-// hybrid search or a write both.
+// hybrid search or a write both; the metadata postings wait for a filter
+// or a write.
 func TestIndexesReadWhenNeeded(t *testing.T) {
-	type pending struct{ graph, keyword bool }
+	type pending struct{ graph, keyword, meta bool }
 	search := func(mode store.Mode) func(t *testing.T, c *store.Collection) {
 		return func(t *testing.T, c *store.Collection) {
 			d := batch(1)[3]
@@ -82,27 +84,32 @@ func TestIndexesReadWhenNeeded(t *testing.T) {
 			if n, err := c.Count(t.Context(), nil); err != nil || n != 40 {
 				t.Fatalf("count %d, %v", n, err)
 			}
-		}, pending{true, true}},
-		{"keyword search", search(store.ModeKeyword), pending{true, false}},
-		{"vector search", search(store.ModeVector), pending{false, true}},
-		{"hybrid search", search(store.ModeHybrid), pending{false, false}},
+		}, pending{true, true, true}},
+		{"filtered count", func(t *testing.T, c *store.Collection) {
+			if n, err := c.Count(t.Context(), filter.Eq("sourceName", "nowhere.md")); err != nil || n != 0 {
+				t.Fatalf("count %d, %v", n, err)
+			}
+		}, pending{true, true, false}},
+		{"keyword search", search(store.ModeKeyword), pending{true, false, true}},
+		{"vector search", search(store.ModeVector), pending{false, true, true}},
+		{"hybrid search", search(store.ModeHybrid), pending{false, false, true}},
 		{"write", func(t *testing.T, c *store.Collection) {
 			if err := c.Upsert(t.Context(), batch(9)); err != nil {
 				t.Fatal(err)
 			}
-		}, pending{false, false}},
+		}, pending{false, false, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := checkpointed(t)
 			s, b, log := openLogged(t, dir)
 			defer s.Close()
 			c := ensure(t, s)
-			if g, k := b.Pending("docs"); !g || !k {
-				t.Fatalf("opening read an index: graph pending %v, keyword %v", g, k)
+			if g, k := b.Pending("docs"); !g || !k || !b.PendingMeta("docs") {
+				t.Fatalf("opening read an index: graph pending %v, keyword %v, metadata %v", g, k, b.PendingMeta("docs"))
 			}
 			tc.first(t, c)
-			if g, k := b.Pending("docs"); (pending{g, k}) != tc.left {
-				t.Fatalf("after a %s: pending %+v, want %+v", tc.name, pending{g, k}, tc.left)
+			if g, k := b.Pending("docs"); (pending{g, k, b.PendingMeta("docs")}) != tc.left {
+				t.Fatalf("after a %s: pending %+v, want %+v", tc.name, pending{g, k, b.PendingMeta("docs")}, tc.left)
 			}
 			want := 4
 			if tc.name == "write" {
