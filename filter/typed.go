@@ -1,6 +1,8 @@
 package filter
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
 
 	"github.com/quarry-rag/quarry/document"
@@ -119,4 +121,49 @@ func FoldGroup[T any](g *Group, compile func(Expr) (T, Fold, error)) (parts []T,
 		return nil, Always, nil
 	}
 	return nil, Never, nil
+}
+
+// Stored is a document's metadata value as a store keeps it for filters
+// on a filterable field of type typ: a list of strings as []string, a
+// scalar as StoredValue gives it, after the forms metadata built in Go
+// takes (int, int32, float32, json.Number) are read as JSON would give
+// them. An error says the value does not have the field's type.
+func Stored(typ document.FieldType, v any) (any, error) {
+	if typ == document.TypeStringList {
+		if ss, ok := v.([]string); ok {
+			return ss, nil
+		}
+		xs, ok := v.([]any)
+		if !ok {
+			return nil, fmt.Errorf("%v is not a list of strings", v)
+		}
+		out := make([]string, len(xs))
+		for i, x := range xs {
+			s, ok := x.(string)
+			if !ok {
+				return nil, fmt.Errorf("%v is not a list of strings", v)
+			}
+			out[i] = s
+		}
+		return out, nil
+	}
+	switch x := v.(type) {
+	case int:
+		v = int64(x)
+	case int32:
+		v = int64(x)
+	case float32:
+		v = float64(x)
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			v = n
+		} else if f, err := x.Float64(); err == nil {
+			v = f
+		}
+	}
+	sv, ok := StoredValue(typ, v)
+	if !ok {
+		return nil, fmt.Errorf("%v is not a %s", v, typ)
+	}
+	return sv, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -316,6 +317,31 @@ func sortHits(hits []Hit) {
 		}
 		return 0
 	})
+}
+
+// FuseBranches is the hybrid search of a store whose engine answers one
+// kind of search a request: the vector and keyword branches, 2·k each
+// with the request's filter, run at once through search and are fused as
+// on every store.
+func FuseBranches(ctx context.Context, req SearchRequest, search func(context.Context, SearchRequest) ([]*document.Document, error)) ([]Hit, error) {
+	vreq, kreq := req, req
+	vreq.Mode, vreq.TopK, vreq.Query = ModeVector, 2*req.TopK, ""
+	kreq.Mode, kreq.TopK, kreq.Embedding = ModeKeyword, 2*req.TopK, nil
+	var (
+		vec  []*document.Document
+		verr error
+		wg   sync.WaitGroup
+	)
+	wg.Go(func() { vec, verr = search(ctx, vreq) })
+	kw, kerr := search(ctx, kreq)
+	wg.Wait()
+	if verr != nil {
+		return nil, fmt.Errorf("vector branch: %w", verr)
+	}
+	if kerr != nil {
+		return nil, fmt.Errorf("keyword branch: %w", kerr)
+	}
+	return Fuse(vec, kw, req.Fusion, req.Explain), nil
 }
 
 // Fuse combines a vector and a keyword result list, each ranked best first,

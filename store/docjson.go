@@ -1,9 +1,12 @@
 package store
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/quarry-rag/quarry/document"
 )
@@ -55,4 +58,29 @@ func DecodeDocument(b []byte) (*document.Document, error) {
 	}
 	return &document.Document{ID: sd.ID, Content: sd.Content, SourceType: sd.SourceType, SourceName: sd.SourceName,
 		Metadata: m, Provenance: sd.Provenance}, nil
+}
+
+// EncodeVector is an embedding as text: its float32s, little endian, in
+// base64. Stores that keep the embedding beside an engine's own copy
+// (which a cosine index may give back normalised, a last bit off) return
+// the embedding they were given from it.
+func EncodeVector(v []float32) string {
+	buf := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+	}
+	return base64.StdEncoding.EncodeToString(buf)
+}
+
+// DecodeVector reads an embedding EncodeVector wrote.
+func DecodeVector(s string) ([]float32, error) {
+	buf, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(buf)%4 != 0 {
+		return nil, fmt.Errorf("embedding is not base64 float32s")
+	}
+	v := make([]float32, len(buf)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+	}
+	return v, nil
 }

@@ -27,3 +27,23 @@ func TestDocumentJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorText: an embedding written as text reads back bit for bit;
+// text that is not one is an error.
+func TestVectorText(t *testing.T) {
+	v := []float32{1, -0.5, 0.99999994, 3.4e38, 1e-45}
+	got, err := DecodeVector(EncodeVector(v))
+	if err != nil || len(got) != len(v) {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for i := range v {
+		if got[i] != v[i] {
+			t.Errorf("element %d: %v, want %v", i, got[i], v[i])
+		}
+	}
+	for _, bad := range []string{"!!", "AAA="} {
+		if _, err := DecodeVector(bad); err == nil {
+			t.Errorf("%q decoded", bad)
+		}
+	}
+}

@@ -2,12 +2,8 @@ package chroma
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -135,7 +131,7 @@ func (c *collection) addChunk(r *records, d *document.Document) error {
 			if !f.Filterable || !ok || v == nil {
 				continue
 			}
-			sv, err := storedValue(f.Type, v)
+			sv, err := filter.Stored(f.Type, v)
 			if err != nil {
 				return fmt.Errorf("document %s: field %s: %w", d.ID, f.Name, err)
 			}
@@ -152,50 +148,11 @@ func (c *collection) addChunk(r *records, d *document.Document) error {
 		// store.Collection refuses such a document before it comes here.
 		return fmt.Errorf("chroma: document %s has no embedding", d.ID)
 	}
-	md[kEmb] = encodeVector(d.Embedding)
+	// Chroma gives back the vectors of a cosine index as it normalised
+	// them, a last bit off ([1, 1] reads [0.99999994, 0.99999994]).
+	md[kEmb] = store.EncodeVector(d.Embedding)
 	r.add(d.ID, d.Embedding, c.termText(d), md)
 	return nil
-}
-
-// storedValue is a metadata value as its typed key holds it.
-func storedValue(t document.FieldType, v any) (any, error) {
-	if t == document.TypeStringList {
-		xs, ok := v.([]any)
-		if !ok {
-			if ss, ok := v.([]string); ok {
-				return ss, nil
-			}
-			return nil, fmt.Errorf("%v is not a list of strings", v)
-		}
-		out := make([]string, len(xs))
-		for i, x := range xs {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("%v is not a list of strings", v)
-			}
-			out[i] = s
-		}
-		return out, nil
-	}
-	switch x := v.(type) { // metadata a caller built in Go
-	case int:
-		v = int64(x)
-	case int32:
-		v = int64(x)
-	case float32:
-		v = float64(x)
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			v = n
-		} else if f, err := x.Float64(); err == nil {
-			v = f
-		}
-	}
-	sv, ok := filter.StoredValue(t, v)
-	if !ok {
-		return nil, fmt.Errorf("%v is not a %s", v, t)
-	}
-	return sv, nil
 }
 
 // upsert writes records, in parts of the server's max_batch_size.
@@ -244,7 +201,7 @@ func (b *Backend) get(ctx context.Context, c *collection, body map[string]any) (
 
 // allChunks matches every record of a chunk collection, for a delete,
 // which must name ids or a where: q_vec is true on each.
-var allChunks = where{kVec: true}
+var allChunks = whereDoc{kVec: true}
 
 // ids lists the ids of the records matching w (all when nil).
 func (b *Backend) ids(ctx context.Context, c *collection, w any) ([]string, error) {
@@ -256,30 +213,6 @@ func (b *Backend) ids(ctx context.Context, c *collection, w any) ([]string, erro
 	return res.IDs, err
 }
 
-// encodeVector is an embedding as q_emb keeps it: its float32s, little
-// endian, in base64. Chroma gives back the vectors of a cosine index as
-// it normalised them, a last bit off ([1, 1] reads [0.99999994,
-// 0.99999994]), and Quarry returns the embedding it was given.
-func encodeVector(v []float32) string {
-	buf := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
-	}
-	return base64.StdEncoding.EncodeToString(buf)
-}
-
-func decodeVector(s string) ([]float32, error) {
-	buf, err := base64.StdEncoding.DecodeString(s)
-	if err != nil || len(buf)%4 != 0 {
-		return nil, fmt.Errorf("embedding is not base64 float32s")
-	}
-	v := make([]float32, len(buf)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
-	}
-	return v, nil
-}
-
 // decode makes a record's document, with its embedding when asked for
 // and the record has one.
 func decode(id string, md map[string]any, vectors bool) (*document.Document, error) {
@@ -289,7 +222,7 @@ func decode(id string, md map[string]any, vectors bool) (*document.Document, err
 		return nil, fmt.Errorf("chroma: record %s: %w", id, err)
 	}
 	if e, ok := md[kEmb].(string); ok && vectors {
-		if d.Embedding, err = decodeVector(e); err != nil {
+		if d.Embedding, err = store.DecodeVector(e); err != nil {
 			return nil, fmt.Errorf("chroma: record %s: %w", id, err)
 		}
 	}

@@ -140,25 +140,9 @@ func (b *Backend) exact(ctx context.Context, c *collection, ids []string, req st
 // 2·k each with the filter inside and the embeddings when asked for,
 // fused as every store fuses them.
 func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.SearchRequest) ([]store.Hit, error) {
-	vreq, kreq := req, req
-	vreq.Mode, kreq.Mode = store.ModeVector, store.ModeKeyword
-	vreq.TopK, kreq.TopK = 2*req.TopK, 2*req.TopK
-	var vec []*document.Document
-	var verr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		vec, verr = b.SearchRequest(ctx, coll, vreq)
-	}()
-	kw, kerr := b.SearchRequest(ctx, coll, kreq)
-	<-done
-	if verr != nil {
-		return nil, fmt.Errorf("vector branch: %w", verr)
-	}
-	if kerr != nil {
-		return nil, fmt.Errorf("keyword branch: %w", kerr)
-	}
-	return store.Fuse(vec, kw, req.Fusion, req.Explain), nil
+	return store.FuseBranches(ctx, req, func(ctx context.Context, r store.SearchRequest) ([]*document.Document, error) {
+		return b.SearchRequest(ctx, coll, r)
+	})
 }
 
 // termHits are a query term's records in the whole collection.

@@ -36,7 +36,7 @@ func (b *Backend) Sources(ctx context.Context, coll string) ([]store.SourceState
 	if _, err := b.coll(ctx, coll); err != nil {
 		return nil, err
 	}
-	mds, err := b.sideRecords(ctx, stateSidecar, where{"$and": []any{where{kColl: coll}, where{kKind: kindSource}}})
+	mds, err := b.sideRecords(ctx, stateSidecar, whereDoc{"$and": []any{whereDoc{kColl: coll}, whereDoc{kKind: kindSource}}})
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (b *Backend) Sources(ctx context.Context, coll string) ([]store.SourceState
 func (b *Backend) deleteStates(ctx context.Context, coll string, keys []any) error {
 	for start := 0; start < len(keys); start += 500 {
 		part := keys[start:min(start+500, len(keys))]
-		w := where{"$and": []any{where{kColl: coll}, where{kKind: kindSource}, where{kSrc: where{"$in": part}}}}
+		w := whereDoc{"$and": []any{whereDoc{kColl: coll}, whereDoc{kKind: kindSource}, whereDoc{kSrc: whereDoc{"$in": part}}}}
 		if err := b.deleteSide(ctx, stateSidecar, w); err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 	}
 	for start := 0; start < len(keys); start += 500 {
 		part := keys[start:min(start+500, len(keys))]
-		if err := b.callJSON(ctx, "POST", b.path(c, "/delete"), map[string]any{"where": where{kSrc: where{"$in": part}}}, nil); err != nil {
+		if err := b.callJSON(ctx, "POST", b.path(c, "/delete"), map[string]any{"where": whereDoc{kSrc: whereDoc{"$in": part}}}, nil); err != nil {
 			return b.collErr(c, err)
 		}
 	}
@@ -154,7 +154,7 @@ func (b *Backend) Settings(ctx context.Context, coll string) (map[string]json.Ra
 	if _, err := b.coll(ctx, coll); err != nil {
 		return nil, err
 	}
-	mds, err := b.sideRecords(ctx, stateSidecar, where{"$and": []any{where{kColl: coll}, where{kKind: kindSetting}}})
+	mds, err := b.sideRecords(ctx, stateSidecar, whereDoc{"$and": []any{whereDoc{kColl: coll}, whereDoc{kKind: kindSetting}}})
 	if err != nil {
 		return nil, err
 	}

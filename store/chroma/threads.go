@@ -45,7 +45,7 @@ func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.
 
 // Turns implements store.ThreadStore.
 func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.Turn, error) {
-	mds, err := b.sideRecords(ctx, threadsSidecar, where{kThread: thread})
+	mds, err := b.sideRecords(ctx, threadsSidecar, whereDoc{kThread: thread})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 
 // DeleteThread implements store.ThreadStore.
 func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
-	return b.deleteSide(ctx, threadsSidecar, where{kThread: thread})
+	return b.deleteSide(ctx, threadsSidecar, whereDoc{kThread: thread})
 }
 
 // ThreadIDs implements store.ThreadStore.

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
@@ -307,22 +306,7 @@ func qualified(cols string) string {
 // are fused as on every store (store.Fuse); embeddings are read only when
 // the request asks for them.
 func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.SearchRequest) ([]store.Hit, error) {
-	vreq, kreq := req, req
-	vreq.Mode, vreq.TopK, vreq.Query = store.ModeVector, 2*req.TopK, ""
-	kreq.Mode, kreq.TopK, kreq.Embedding = store.ModeKeyword, 2*req.TopK, nil
-	var (
-		vec  []*document.Document
-		verr error
-		wg   sync.WaitGroup
-	)
-	wg.Go(func() { vec, verr = b.SearchRequest(ctx, coll, vreq) })
-	kw, kerr := b.SearchRequest(ctx, coll, kreq)
-	wg.Wait()
-	if verr != nil {
-		return nil, fmt.Errorf("vector branch: %w", verr)
-	}
-	if kerr != nil {
-		return nil, fmt.Errorf("keyword branch: %w", kerr)
-	}
-	return store.Fuse(vec, kw, req.Fusion, req.Explain), nil
+	return store.FuseBranches(ctx, req, func(ctx context.Context, r store.SearchRequest) ([]*document.Document, error) {
+		return b.SearchRequest(ctx, coll, r)
+	})
 }

@@ -79,45 +79,21 @@ func (c *collection) chunkDoc(d *document.Document) (map[string]any, error) {
 	return out, nil
 }
 
-// storedValue is a metadata value as its typed field holds it.
+// storedValue is a metadata value as its typed field holds it, its
+// strings hex-encoded.
 func storedValue(t document.FieldType, v any) (any, error) {
-	if t == document.TypeStringList {
-		xs, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%v is not a list of strings", v)
-		}
-		out := make([]string, len(xs))
-		for i, x := range xs {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("%v is not a list of strings", v)
-			}
+	sv, err := filter.Stored(t, v)
+	switch x := sv.(type) {
+	case string:
+		return hexs(x), err
+	case []string:
+		out := make([]string, len(x))
+		for i, s := range x {
 			out[i] = hexs(s)
 		}
-		return out, nil
+		return out, err
 	}
-	switch x := v.(type) { // metadata a caller built in Go
-	case int:
-		v = int64(x)
-	case int32:
-		v = int64(x)
-	case float32:
-		v = float64(x)
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			v = n
-		} else if f, err := x.Float64(); err == nil {
-			v = f
-		}
-	}
-	sv, ok := filter.StoredValue(t, v)
-	if !ok {
-		return nil, fmt.Errorf("%v is not a %s", v, t)
-	}
-	if s, ok := sv.(string); ok {
-		return hexs(s), nil
-	}
-	return sv, nil
+	return sv, err
 }
 
 // terms is the text keyword search matches: the title's and the text's

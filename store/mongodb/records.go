@@ -2,7 +2,6 @@ package mongodb
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,7 +40,7 @@ func (c *collection) chunkDoc(d *document.Document) (bson.D, error) {
 			if !f.Filterable || !ok || v == nil {
 				continue
 			}
-			sv, err := storedValue(f.Type, v)
+			sv, err := filter.Stored(f.Type, v)
 			if err != nil {
 				return nil, fmt.Errorf("document %s: field %s: %w", d.ID, f.Name, err)
 			}
@@ -60,47 +59,6 @@ func (c *collection) terms(d *document.Document) string {
 		terms = append(c.analyzer.Analyze(t), terms...)
 	}
 	return strings.Join(append(terms, pairs...), " ")
-}
-
-// storedValue is a metadata value as its typed field holds it.
-func storedValue(t document.FieldType, v any) (any, error) {
-	if t == document.TypeStringList {
-		if ss, ok := v.([]string); ok {
-			return ss, nil
-		}
-		xs, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%v is not a list of strings", v)
-		}
-		out := make([]string, len(xs))
-		for i, x := range xs {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("%v is not a list of strings", v)
-			}
-			out[i] = s
-		}
-		return out, nil
-	}
-	switch x := v.(type) { // metadata a caller built in Go
-	case int:
-		v = int64(x)
-	case int32:
-		v = int64(x)
-	case float32:
-		v = float64(x)
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			v = n
-		} else if f, err := x.Float64(); err == nil {
-			v = f
-		}
-	}
-	sv, ok := filter.StoredValue(t, v)
-	if !ok {
-		return nil, fmt.Errorf("%v is not a %s", v, t)
-	}
-	return sv, nil
 }
 
 // chunkRecord is a chunk document as Quarry reads it back.

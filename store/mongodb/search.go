@@ -157,25 +157,9 @@ func (b *Backend) SearchHybrid(ctx context.Context, coll string, req store.Searc
 	if b.native && req.PlainRRF() {
 		return b.rankFusion(ctx, c, req)
 	}
-	vreq, kreq := req, req
-	vreq.Mode, kreq.Mode = store.ModeVector, store.ModeKeyword
-	vreq.TopK, kreq.TopK = 2*req.TopK, 2*req.TopK
-	var vec []*document.Document
-	var verr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		vec, verr = b.SearchRequest(ctx, coll, vreq)
-	}()
-	kw, kerr := b.SearchRequest(ctx, coll, kreq)
-	<-done
-	if verr != nil {
-		return nil, fmt.Errorf("vector branch: %w", verr)
-	}
-	if kerr != nil {
-		return nil, fmt.Errorf("keyword branch: %w", kerr)
-	}
-	return store.Fuse(vec, kw, req.Fusion, req.Explain), nil
+	return store.FuseBranches(ctx, req, func(ctx context.Context, r store.SearchRequest) ([]*document.Document, error) {
+		return b.SearchRequest(ctx, coll, r)
+	})
 }
 
 func (b *Backend) rankFusion(ctx context.Context, c *collection, req store.SearchRequest) ([]store.Hit, error) {

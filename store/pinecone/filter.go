@@ -3,171 +3,40 @@ package pinecone
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 
-	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store/internal/where"
 )
 
-// where is a Pinecone metadata filter.
-type where = map[string]any
+// whereDoc is a Pinecone metadata filter.
+type whereDoc = where.Doc
 
-// compiled is a compiled filter: what it is known to be, and when that
-// depends on the record, its where object.
-type compiled struct {
-	t filter.Fold
-	w any // where, or a raw fragment's json.RawMessage
-}
-
-// compileFilter turns a validated filter into a Pinecone metadata filter with
-// filter.Matcher's meaning: a missing field matches nothing ($ne and $nin
-// included, through $exists), numbers compare numerically across integer
-// and float, other values need the field's own type, a list never equals
-// a scalar.
-func compileFilter(e filter.Expr, schema *document.Schema) (compiled, error) {
-	switch x := e.(type) {
-	case nil:
-		return compiled{t: filter.Always}, nil
-	case *filter.Group:
-		ws, fold, err := filter.FoldGroup(x, func(e filter.Expr) (any, filter.Fold, error) {
-			c, err := compileFilter(e, schema)
-			return c.w, c.t, err
-		})
-		switch {
-		case err != nil || fold != filter.Depends:
-			return compiled{t: fold}, err
-		case len(ws) == 1:
-			return compiled{w: ws[0]}, nil
-		}
-		op := "$and"
-		if x.Op == filter.OpOr {
-			op = "$or"
-		}
-		return compiled{w: where{op: ws}}, nil
-	case *filter.Raw:
-		if x.Store != Dialect {
-			return compiled{}, fmt.Errorf("raw filter targets %s; this store is %s", x.Store, Dialect)
-		}
+// syntax is Pinecone's metadata filter language: presence by $exists
+// ($ne holds for a record without the field), and $in on a list of
+// strings holds when the list holds one of the values.
+var syntax = where.Syntax{
+	Dialect:    Dialect,
+	SourceType: kSType,
+	SourceName: kSName,
+	Field:      metaKey,
+	Present:    where.Exists,
+	Holds:      where.InOne,
+	Raw: func(fragment []byte) (any, error) {
 		var obj map[string]json.RawMessage
-		if err := json.NewDecoder(bytes.NewReader(x.Fragment)).Decode(&obj); err != nil || len(obj) == 0 {
-			return compiled{}, fmt.Errorf("a pinecone raw fragment must be a JSON object holding a metadata filter")
+		if err := json.NewDecoder(bytes.NewReader(fragment)).Decode(&obj); err != nil || len(obj) == 0 {
+			return nil, errors.New("a pinecone raw fragment must be a JSON object holding a metadata filter")
 		}
-		return compiled{w: json.RawMessage(x.Fragment)}, nil
-	case *filter.Condition:
-		return compileCondition(x, schema)
-	}
-	return compiled{}, fmt.Errorf("unsupported filter expression %T", e)
+		return json.RawMessage(fragment), nil
+	},
 }
 
-func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, error) {
-	name, typ, builtin := "", document.TypeString, true
-	switch c.Field {
-	case "sourceType":
-		name = kSType
-	case "sourceName":
-		name = kSName
-	default:
-		f, err := schema.Filterable(c.Field)
-		if err != nil {
-			return compiled{}, err
-		}
-		name, typ, builtin = metaKey(f.Name), f.Type, false
-	}
-	one := func(w any) (compiled, error) { return compiled{w: w}, nil }
-	never := compiled{t: filter.Never}
-	// present holds for a record with the field: built-in fields are
-	// always there.
-	var present any
-	if !builtin {
-		present = where{name: where{"$exists": true}}
-	}
-	with := func(w any) any {
-		if present == nil {
-			return w
-		}
-		return where{"$and": []any{present, w}}
-	}
-	orPresent := func() (compiled, error) {
-		if present == nil {
-			return compiled{t: filter.Always}, nil
-		}
-		return one(present)
-	}
-	switch c.Op {
-	case filter.OpEq, filter.OpNeq, filter.OpIn:
-		if typ.IsList() {
-			if c.Op == filter.OpNeq {
-				return orPresent() // a list never equals a scalar
-			}
-			return never, nil
-		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
-		var vals []any
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				vals = append(vals, v)
-			}
-		}
-		switch {
-		case len(vals) == 0 && c.Op == filter.OpNeq:
-			return orPresent() // a value of another type is never equal
-		case len(vals) == 0:
-			return never, nil
-		case c.Op == filter.OpNeq:
-			return one(with(where{name: where{"$ne": vals[0]}}))
-		case len(vals) == 1:
-			return one(where{name: where{"$eq": vals[0]}})
-		}
-		return one(where{name: where{"$in": vals}})
-	case filter.OpGt, filter.OpGte, filter.OpLt, filter.OpLte:
-		if !typ.IsNumeric() || typ.IsList() {
-			return never, nil
-		}
-		v, fold := filter.NumericBound(c.Op, typ, c.Value)
-		switch fold {
-		case filter.Always:
-			return orPresent()
-		case filter.Never:
-			return never, nil
-		}
-		return one(where{name: where{rangeOps[c.Op]: v}})
-	case filter.OpContainsAny, filter.OpContainsAll:
-		if typ != document.TypeStringList {
-			return never, nil // only lists of strings hold strings
-		}
-		var ws []any
-		for _, v := range c.Value.([]any) {
-			if s, ok := v.(string); ok {
-				ws = append(ws, where{name: where{"$in": []string{s}}})
-			}
-		}
-		switch {
-		case len(ws) == 0:
-			return never, nil
-		case len(ws) == 1:
-			return one(ws[0])
-		case c.Op == filter.OpContainsAny:
-			return one(where{"$or": ws})
-		}
-		return one(where{"$and": ws})
-	}
-	return compiled{}, fmt.Errorf("unsupported operator %s", c.Op)
-}
-
-var rangeOps = map[filter.Op]string{filter.OpGt: "$gt", filter.OpGte: "$gte", filter.OpLt: "$lt", filter.OpLte: "$lte"}
-
-// visible is the where object of a user filter (nil for every record);
+// visible is the metadata filter of a user filter (nil for every record);
 // false when the filter cannot match.
 func (c *collection) visible(f filter.Expr) (any, bool, error) {
-	cf, err := compileFilter(f, c.cfg.Schema)
-	if err != nil {
+	w, fold, err := syntax.Compile(f, c.cfg.Schema)
+	if err != nil || fold == filter.Never {
 		return nil, false, err
 	}
-	if cf.t == filter.Never {
-		return nil, false, nil
-	}
-	return cf.w, true, nil
+	return w, true, nil
 }

@@ -2,12 +2,9 @@ package pinecone
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -137,7 +134,7 @@ func (c *collection) chunkRecords(d *document.Document) (dense, sp vector, err e
 			if !f.Filterable || !ok || v == nil {
 				continue
 			}
-			sv, err := storedValue(f.Type, v)
+			sv, err := filter.Stored(f.Type, v)
 			if err != nil {
 				return dense, sp, fmt.Errorf("document %s: field %s: %w", d.ID, f.Name, err)
 			}
@@ -150,7 +147,7 @@ func (c *collection) chunkRecords(d *document.Document) (dense, sp vector, err e
 	for k, v := range md {
 		dmd[k] = v
 	}
-	dmd[kEmb] = encodeVector(d.Embedding)
+	dmd[kEmb] = store.EncodeVector(d.Embedding)
 	dense = vector{ID: id, Values: d.Embedding, Metadata: dmd}
 	if n := metadataSize(dmd); n > maxMetadataBytes {
 		return dense, sp, fmt.Errorf("%w: document %s: its metadata takes %d KB; Pinecone holds at most %d KB a record",
@@ -166,70 +163,6 @@ func metadataSize(md map[string]any) int {
 	return len(b)
 }
 
-// storedValue is a metadata value as its typed field holds it.
-func storedValue(t document.FieldType, v any) (any, error) {
-	if t == document.TypeStringList {
-		if ss, ok := v.([]string); ok {
-			return ss, nil
-		}
-		xs, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("%v is not a list of strings", v)
-		}
-		out := make([]string, len(xs))
-		for i, x := range xs {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("%v is not a list of strings", v)
-			}
-			out[i] = s
-		}
-		return out, nil
-	}
-	switch x := v.(type) { // metadata a caller built in Go
-	case int:
-		v = int64(x)
-	case int32:
-		v = int64(x)
-	case float32:
-		v = float64(x)
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			v = n
-		} else if f, err := x.Float64(); err == nil {
-			v = f
-		}
-	}
-	sv, ok := filter.StoredValue(t, v)
-	if !ok {
-		return nil, fmt.Errorf("%v is not a %s", v, t)
-	}
-	return sv, nil
-}
-
-// encodeVector is an embedding as q_emb keeps it: its float32s, little
-// endian, in base64, so Quarry returns the embedding it was given
-// whatever a cosine index makes of it.
-func encodeVector(v []float32) string {
-	buf := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
-	}
-	return base64.StdEncoding.EncodeToString(buf)
-}
-
-func decodeVector(s string) ([]float32, error) {
-	buf, err := base64.StdEncoding.DecodeString(s)
-	if err != nil || len(buf)%4 != 0 {
-		return nil, fmt.Errorf("embedding is not base64 float32s")
-	}
-	v := make([]float32, len(buf)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
-	}
-	return v, nil
-}
-
 // decode makes a record's document, with its embedding when asked for
 // and the record (a dense one) has it.
 func decode(v vector, vectors bool) (*document.Document, error) {
@@ -239,7 +172,7 @@ func decode(v vector, vectors bool) (*document.Document, error) {
 		return nil, fmt.Errorf("pinecone: record %s: %w", v.ID, err)
 	}
 	if e, ok := v.Metadata[kEmb].(string); ok && vectors {
-		if d.Embedding, err = decodeVector(e); err != nil {
+		if d.Embedding, err = store.DecodeVector(e); err != nil {
 			return nil, fmt.Errorf("pinecone: record %s: %w", v.ID, err)
 		}
 	}

@@ -17,7 +17,7 @@ const (
 	kindSetting = "setting"
 )
 
-func kindIs(kind string) where { return where{kKind: where{"$eq": kind}} }
+func kindIs(kind string) whereDoc { return whereDoc{kKind: whereDoc{"$eq": kind}} }
 
 // side is the meta index's URL, creating the index when create is set;
 // "" when it does not exist.
@@ -104,7 +104,7 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 	}
 	var old []string
 	for start := 0; start < len(keys); start += maxIn {
-		ids, _, err := b.chunkIDs(ctx, c, where{kSrc: where{"$in": keys[start:min(start+maxIn, len(keys))]}})
+		ids, _, err := b.chunkIDs(ctx, c, whereDoc{kSrc: whereDoc{"$in": keys[start:min(start+maxIn, len(keys))]}})
 		if err != nil {
 			return err
 		}

@@ -67,7 +67,7 @@ func (b *Backend) eachTurn(ctx context.Context, f any, fn func(vector)) error {
 // Turns implements store.ThreadStore.
 func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.Turn, error) {
 	var kept []store.KeptTurn
-	err := b.eachTurn(ctx, where{kThread: where{"$eq": thread}}, func(v vector) {
+	err := b.eachTurn(ctx, whereDoc{kThread: whereDoc{"$eq": thread}}, func(v vector) {
 		order, _ := v.Metadata[kOrder].(string)
 		body, _ := v.Metadata[kTurn].(string)
 		kept = append(kept, store.KeptTurn{Order: order, Body: []byte(body)})
@@ -81,7 +81,7 @@ func (b *Backend) Turns(ctx context.Context, thread string, limit int) ([]store.
 // DeleteThread implements store.ThreadStore.
 func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
 	var ids []string
-	if err := b.eachTurn(ctx, where{kThread: where{"$eq": thread}}, func(v vector) { ids = append(ids, v.ID) }); err != nil || len(ids) == 0 {
+	if err := b.eachTurn(ctx, whereDoc{kThread: whereDoc{"$eq": thread}}, func(v vector) { ids = append(ids, v.ID) }); err != nil || len(ids) == 0 {
 		return err
 	}
 	mh, err := b.side(ctx, false)
