@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -219,4 +221,36 @@ func TestConcurrentBatchesRetryWriteConflicts(t *testing.T) {
 		t.Errorf("%d commits for %d batches", commits, writers*batches)
 	}
 	t.Logf("%d commits, %d conflicts retried", srv.Calls()["commitTransaction"], srv.Calls()["commitTransaction"]-writers*batches)
+}
+
+// TestNoGoroutinesLeft: closing the store stops the driver's monitors and
+// pools, and closing the fake ends its connections: nothing is left
+// running.
+func TestNoGoroutinesLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	srv := mongotest.New(t)
+	ctx := context.Background()
+	s, err := store.Open(ctx, srv.URI(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := collection(t, s, "docs")
+	if err := c.Upsert(ctx, fruit()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Search(ctx, store.SearchRequest{Query: "refund", Embedding: []float32{1, 1, 1}, Mode: store.ModeHybrid, TopK: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	}
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
@@ -212,5 +214,40 @@ func TestKeywordCountsAreKeptUntilAWrite(t *testing.T) {
 	}
 	if len(hits) != 4 || hits[0].Doc.ID != "b" {
 		t.Errorf("hits after a write: %v, want b first", hits)
+	}
+}
+
+// TestNoGoroutinesLeft: closing the store drops its idle connections and
+// the fake's hosts end theirs: nothing is left running after a search
+// that counted terms in parallel.
+func TestNoGoroutinesLeft(t *testing.T) {
+	before := runtime.NumGoroutine()
+	srv := fake(t)
+	ctx := context.Background()
+	s, err := store.Open(ctx, srv.StoreURL(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Model: embed.ModelInfo{Provider: "p", Model: "m", Dimension: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Upsert(ctx, []*document.Document{{ID: "a", Content: "apple pie crust", SourceType: "manual", SourceName: "m", Embedding: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Search(ctx, store.SearchRequest{Query: "apple pie crust", Embedding: []float32{1, 0}, Mode: store.ModeHybrid, TopK: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }

@@ -159,16 +159,26 @@ func New(t testing.TB) *Server {
 	}))
 	t.Cleanup(func() {
 		s.Close()
-		s.mu.Lock()
-		for _, ix := range s.indexes {
-			ix.srv.Close()
-		}
-		s.mu.Unlock()
 		for _, msg := range s.TakeInvalid() {
 			t.Errorf("pineconetest: %s", msg)
 		}
 	})
 	return s
+}
+
+// Close shuts down the control plane and every index's host, waiting for
+// the requests under way.
+func (s *Server) Close() {
+	s.Server.Close()
+	s.mu.Lock()
+	hosts := make([]*httptest.Server, 0, len(s.indexes))
+	for _, ix := range s.indexes {
+		hosts = append(hosts, ix.srv)
+	}
+	s.mu.Unlock()
+	for _, h := range hosts {
+		h.Close()
+	}
 }
 
 // StoreURL is the store URL of the fake, with the query params when
