@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -236,9 +237,20 @@ func (x *Index) fitQuantizer() {
 func (x *Index) setQuantizer(z *vec.Int8Quantizer) {
 	x.z = z
 	x.codes = growTo(x.codes[:0], x.n*x.stride)
-	for id := range uint32(x.n) {
-		x.encode(id)
+	// Each node's code depends on its vector alone, so the nodes are
+	// encoded in parallel parts: on a graph read from disk this was a
+	// third of the read.
+	parts := min(runtime.GOMAXPROCS(0), max(1, x.n/4096))
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := x.n*p/parts, x.n*(p+1)/parts
+		wg.Go(func() {
+			for id := lo; id < hi; id++ {
+				x.encode(uint32(id))
+			}
+		})
 	}
+	wg.Wait()
 }
 
 func (x *Index) encode(id uint32) {

@@ -171,15 +171,26 @@ func (d *decoder) bytes(n int) []byte {
 		d.buf = make([]byte, n)
 	}
 	b := d.buf[:n]
+	if !d.fill(b) {
+		return nil
+	}
+	return b
+}
+
+// fill reads exactly len(b) bytes into b and adds them to the checksum.
+func (d *decoder) fill(b []byte) bool {
+	if d.err != nil {
+		return false
+	}
 	if _, err := io.ReadFull(d.r, b); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		d.err = err
-		return nil
+		return false
 	}
 	d.crc.Write(b)
-	return b
+	return true
 }
 
 func (d *decoder) u32() uint32 {
@@ -241,6 +252,23 @@ func (d *decoder) u64s(n uint64) []uint64 {
 
 // f32s decodes in a tight loop: the graph's vectors are most of a file.
 func (d *decoder) f32s(n uint64) []float32 {
+	if littleEndian && uint64(d.capFor(n, 4)) == n {
+		// The count fits what the input holds: read the words straight
+		// into the array, as the file's byte order is the machine's, rather
+		// than through the buffer and a second copy (the vectors are most
+		// of a graph's file).
+		out := make([]float32, n)
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), 4*len(out))
+		for len(raw) > 0 && d.err == nil {
+			c := min(len(raw), 1<<20)
+			d.fill(raw[:c])
+			raw = raw[c:]
+		}
+		if d.err != nil {
+			return nil
+		}
+		return out
+	}
 	out := make([]float32, 0, d.capFor(n, 4))
 	for n > 0 && d.err == nil {
 		c := min(n, 1<<14)
