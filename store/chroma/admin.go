@@ -10,22 +10,17 @@ import (
 
 	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sparsebm25"
 )
 
 // metaVersion is the layout of a collection this package writes.
 const metaVersion = 1
 
-// bm25Params fix a collection's BM25 at its creation, as the Qdrant store
-// does: the average length is the length of a chunk Quarry's default
-// splitter makes (a 512-token budget fills to about 256 terms once stop
-// words go), not the collection's, which no request could read cheaply.
-type bm25Params struct {
-	K1     float64 `json:"k1"`
-	B      float64 `json:"b"`
-	AvgLen float64 `json:"avgLen"`
-}
+// bm25Params fix a collection's BM25 at its creation, as the Qdrant
+// store's do (sparsebm25).
+type bm25Params = sparsebm25.Params
 
-func defaultBM25() bm25Params { return bm25Params{K1: 1.2, B: 0.75, AvgLen: 256} }
+func defaultBM25() bm25Params { return sparsebm25.Default() }
 
 // meta is what the Chroma collection's metadata holds, as JSON, under
 // "quarry".

@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sparsebm25"
 )
 
 // Pinecone's operation limits.
@@ -42,70 +41,19 @@ type vector struct {
 }
 
 // sparse is a sparse vector.
-type sparse struct {
-	Indices []uint32  `json:"indices"`
-	Values  []float32 `json:"values"`
-}
-
-// termIndex is a term's dimension in the sparse vector: its 32-bit FNV-1a
-// hash, as the Qdrant store's. Two terms that collide count as one.
-func termIndex(term string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(term))
-	return h.Sum32()
-}
+type sparse = sparsebm25.Vector
 
 // noTerms is the one dimension of a chunk without terms, which every
 // sparse record needs one of; no query asks for it.
-var noTerms = termIndex("\x00quarry:no-terms")
+var noTerms = sparsebm25.Index("\x00quarry:no-terms")
 
-// docVector is a chunk's sparse vector: each term's BM25 term-frequency
-// weight tf·(k1+1) / (tf + k1·(1−b+b·len/avgLen)). The title counts as
-// text, as in the embedded store's index; code pairs are terms that do
-// not count towards the length. Past Pinecone's 1,000 values a record,
-// the heaviest are kept.
+// docVector is a chunk's sparse vector of BM25 term weights; past
+// Pinecone's 1,000 values a record, the heaviest are kept.
 func (c *collection) docVector(d *document.Document) *sparse {
-	terms, pairs := c.analyzer.AnalyzeDocument(d.Content, store.Code(d))
-	if t := store.Title(d); t != "" {
-		terms = append(c.analyzer.Analyze(t), terms...)
+	if v := sparsebm25.Doc(c.analyzer, d, c.bm25, maxSparseValues); v != nil {
+		return v
 	}
-	tf := map[uint32]float64{}
-	for _, t := range terms {
-		tf[termIndex(t)]++
-	}
-	for _, t := range pairs {
-		tf[termIndex(t)]++
-	}
-	if len(tf) == 0 {
-		return &sparse{Indices: []uint32{noTerms}, Values: []float32{1}}
-	}
-	idx := make([]uint32, 0, len(tf))
-	for i := range tf {
-		idx = append(idx, i)
-	}
-	if len(idx) > maxSparseValues {
-		// The heaviest weights are the most frequent terms; ties go by
-		// dimension, so the cut is the same every time.
-		slices.SortFunc(idx, func(x, y uint32) int {
-			if tf[x] != tf[y] {
-				if tf[x] > tf[y] {
-					return -1
-				}
-				return 1
-			}
-			return int(int64(x) - int64(y))
-		})
-		idx = idx[:maxSparseValues]
-	}
-	slices.Sort(idx)
-	p := c.bm25
-	norm := p.K1 * (1 - p.B + p.B*float64(len(terms))/p.AvgLen)
-	v := &sparse{Indices: idx, Values: make([]float32, len(idx))}
-	for n, i := range idx {
-		f := tf[i]
-		v.Values[n] = float32(f * (p.K1 + 1) / (f + norm))
-	}
-	return v
+	return &sparse{Indices: []uint32{noTerms}, Values: []float32{1}}
 }
 
 // sourceKey names a source in q_src: its type and name, which cannot

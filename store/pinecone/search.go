@@ -12,6 +12,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sparsebm25"
 )
 
 // tieSlack is how many results past k a search asks for, so documents
@@ -104,15 +105,7 @@ const parallelTerms = 4
 // their BM25 score. Embeddings, when asked for, are read from the dense
 // index.
 func (b *Backend) keyword(ctx context.Context, c *collection, req store.SearchRequest, w any) ([]*document.Document, error) {
-	terms, pairs := c.analyzer.AnalyzeQuery(req.Query)
-	var dims []uint32
-	seen := map[uint32]bool{}
-	for _, t := range append(terms, pairs...) {
-		if i := termIndex(t); !seen[i] {
-			seen[i] = true
-			dims = append(dims, i)
-		}
-	}
+	dims := sparsebm25.Query(c.analyzer, req.Query)
 	if len(dims) == 0 {
 		return nil, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"net/http"
 	"slices"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sparsebm25"
 )
 
 // sourceKey names a source in _quarry_source: its type and name, which
@@ -26,74 +26,23 @@ type point struct {
 }
 
 // sparse is a sparse vector.
-type sparse struct {
-	Indices []uint32  `json:"indices"`
-	Values  []float32 `json:"values"`
-}
+type sparse = sparsebm25.Vector
 
-// termIndex is a term's dimension in the sparse vector: its 32-bit FNV-1a
-// hash. Two terms that collide count as one, which at 2³² dimensions
-// happens about once in a vocabulary of 65,000 words and costs only that
-// pair's ranking.
-func termIndex(term string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(term))
-	return h.Sum32()
-}
-
-// docVector is a document's sparse vector: each term's BM25 term-frequency
-// weight tf·(k1+1) / (tf + k1·(1−b+b·len/avgLen)). The title counts as
-// text, as in the embedded store's index; code pairs are terms that do
-// not count towards the length.
+// docVector is a document's sparse vector of BM25 term weights.
 func (c *collection) docVector(d *document.Document) *sparse {
-	terms, pairs := c.analyzer.AnalyzeDocument(d.Content, store.Code(d))
-	if t := store.Title(d); t != "" {
-		terms = append(c.analyzer.Analyze(t), terms...)
-	}
-	tf := map[uint32]float64{}
-	for _, t := range terms {
-		tf[termIndex(t)]++
-	}
-	for _, t := range pairs {
-		tf[termIndex(t)]++
-	}
-	if len(tf) == 0 {
-		return nil
-	}
-	p := c.bm25
-	norm := p.K1 * (1 - p.B + p.B*float64(len(terms))/p.AvgLen)
-	v := &sparse{Indices: make([]uint32, 0, len(tf))}
-	for i := range tf {
-		v.Indices = append(v.Indices, i)
-	}
-	slices.Sort(v.Indices)
-	v.Values = make([]float32, len(v.Indices))
-	for n, i := range v.Indices {
-		f := tf[i]
-		v.Values[n] = float32(f * (p.K1 + 1) / (f + norm))
-	}
-	return v
+	return sparsebm25.Doc(c.analyzer, d, c.bm25, 0)
 }
 
 // queryVector is a query's sparse vector: weight 1 per distinct term, so
 // with the idf modifier a point scores Σ idf·weight over the terms it
 // shares with the query, which is BM25.
 func (c *collection) queryVector(query string) *sparse {
-	terms, pairs := c.analyzer.AnalyzeQuery(query)
-	seen := map[uint32]bool{}
-	v := &sparse{}
-	for _, t := range append(terms, pairs...) {
-		i := termIndex(t)
-		if !seen[i] {
-			seen[i] = true
-			v.Indices = append(v.Indices, i)
-		}
-	}
-	if len(v.Indices) == 0 {
+	dims := sparsebm25.Query(c.analyzer, query)
+	if len(dims) == 0 {
 		return nil
 	}
-	slices.Sort(v.Indices)
-	v.Values = make([]float32, len(v.Indices))
+	slices.Sort(dims)
+	v := &sparse{Indices: dims, Values: make([]float32, len(dims))}
 	for n := range v.Values {
 		v.Values[n] = 1
 	}

@@ -63,6 +63,7 @@ import (
 
 	"github.com/quarry-rag/quarry/index/bm25"
 	"github.com/quarry-rag/quarry/store"
+	"github.com/quarry-rag/quarry/store/internal/sparsebm25"
 )
 
 func init() { store.Register("qdrant", driver{}) }
@@ -133,19 +134,10 @@ type collection struct {
 	analyzer *bm25.Analyzer
 }
 
-// bm25Params fix a collection's term weights at its creation: a point's
-// sparse vector is written once, so the average length it is normalised
-// by cannot follow the collection as it grows.
-type bm25Params struct {
-	K1     float64 `json:"k1"`
-	B      float64 `json:"b"`
-	AvgLen float64 `json:"avgLen"`
-}
+// bm25Params fix a collection's term weights at its creation.
+type bm25Params = sparsebm25.Params
 
-// defaultBM25 is BM25's usual k1 and b with the average length of a
-// chunk Quarry's default splitter makes (a 512-token budget fills to
-// about 256 terms once stop words go).
-func defaultBM25() bm25Params { return bm25Params{K1: 1.2, B: 0.75, AvgLen: 256} }
+func defaultBM25() bm25Params { return sparsebm25.Default() }
 
 // meta is what the Qdrant collection's metadata holds under "quarry".
 type meta struct {
