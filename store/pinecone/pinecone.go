@@ -76,6 +76,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -242,22 +243,67 @@ func isStatus(err error, code int) bool {
 	return errors.As(err, &ae) && ae.Status == code
 }
 
+// Retries: Pinecone answers 429 when a project passes its rate limits
+// and 5xx for a moment under load; every request Quarry sends can be sent
+// again (upserts and deletes name their ids; creations that find their
+// index or namespace made are no error).
+const (
+	maxTries   = 5
+	firstDelay = 100 * time.Millisecond
+	maxDelay   = 10 * time.Second
+)
+
+func retryable(err error) bool {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	return ae.Status == http.StatusTooManyRequests || ae.Status == http.StatusBadGateway ||
+		ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusGatewayTimeout
+}
+
 // call sends one request to a full URL with a JSON body (when in is not
-// nil) and decodes a JSON answer into out.
+// nil) and decodes a JSON answer into out, sending it again after a rate
+// limit or a passing server error, up to five times, waiting as the answer
+// asks (Retry-After) or twice as long each time.
 func (b *Backend) call(ctx context.Context, method, u string, in, out any) error {
-	var rd io.Reader
+	var body []byte
 	if in != nil {
-		body, err := json.Marshal(in)
-		if err != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
 			return fmt.Errorf("pinecone: encode %s %s: %w", method, u, err)
 		}
+	}
+	delay := firstDelay
+	for try := 1; ; try++ {
+		wait, err := b.send(ctx, method, u, body, in != nil, out)
+		if err == nil || !retryable(err) || try == maxTries {
+			return err
+		}
+		if wait < 0 {
+			wait = delay
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (then %w)", err, ctx.Err())
+		case <-time.After(min(wait, maxDelay)):
+		}
+		delay *= 2
+	}
+}
+
+// send sends a request once; wait is the answer's Retry-After, −1 when
+// it has none.
+func (b *Backend) send(ctx context.Context, method, u string, body []byte, hasBody bool, out any) (wait time.Duration, err error) {
+	var rd io.Reader
+	if hasBody {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
-		return fmt.Errorf("pinecone: %w", err)
+		return 0, fmt.Errorf("pinecone: %w", err)
 	}
-	if in != nil {
+	if hasBody {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
@@ -268,15 +314,15 @@ func (b *Backend) call(ctx context.Context, method, u string, in, out any) error
 	what := method + " " + req.URL.Path
 	resp, err := b.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("pinecone: %s: %w", what, err)
+		return 0, fmt.Errorf("pinecone: %s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
-		return fmt.Errorf("pinecone: %s: read answer: %w", what, err)
+		return 0, fmt.Errorf("pinecone: %s: read answer: %w", what, err)
 	}
 	if len(data) > maxResponse {
-		return fmt.Errorf("pinecone: %s: answer larger than %d MiB", what, maxResponse>>20)
+		return 0, fmt.Errorf("pinecone: %s: answer larger than %d MiB", what, maxResponse>>20)
 	}
 	if resp.StatusCode/100 != 2 {
 		ae := &apiError{Status: resp.StatusCode, Msg: strings.TrimSpace(string(data))}
@@ -299,15 +345,19 @@ func (b *Backend) call(ctx context.Context, method, u string, in, out any) error
 		if len(ae.Msg) > 500 {
 			ae.Msg = ae.Msg[:500] + "…"
 		}
-		return ae
+		wait = -1
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs >= 0 {
+			wait = time.Duration(secs) * time.Second
+		}
+		return wait, ae
 	}
 	if out == nil || len(data) == 0 {
-		return nil
+		return 0, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("pinecone: %s: decode answer: %w", what, err)
+		return 0, fmt.Errorf("pinecone: %s: decode answer: %w", what, err)
 	}
-	return nil
+	return 0, nil
 }
 
 // recordID is the record id a key is stored under: hex of its SHA-256,

@@ -251,3 +251,29 @@ func TestNoGoroutinesLeft(t *testing.T) {
 		t.Errorf("%d goroutines before, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestRetriesRateLimits: a request Pinecone answers with 429 or 503 is
+// sent again, as its Retry-After asks, and the write lands; five refusals
+// in a row are the caller's error.
+func TestRetriesRateLimits(t *testing.T) {
+	srv := fake(t)
+	ctx := context.Background()
+	s := open(t, srv.StoreURL(""))
+	c, err := s.CreateCollection(ctx, store.CollectionConfig{Name: "docs", Model: embed.ModelInfo{Provider: "p", Model: "m", Dimension: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []*document.Document{{ID: "a", Content: "apple", SourceType: "manual", SourceName: "m", Embedding: []float32{1, 0}}}
+	srv.FailNext(2, http.StatusTooManyRequests)
+	if err := c.Upsert(ctx, doc); err != nil {
+		t.Fatalf("upsert after two 429s: %v", err)
+	}
+	if n, err := c.Count(ctx, nil); err != nil || n != 1 {
+		t.Errorf("count %d, %v", n, err)
+	}
+	srv.FailNext(5, http.StatusServiceUnavailable)
+	if err := c.Upsert(ctx, doc); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("upsert after five 503s: %v", err)
+	}
+	srv.FailNext(0, 0)
+}

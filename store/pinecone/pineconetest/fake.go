@@ -136,6 +136,8 @@ type Server struct {
 	control, data *openapicheck.Checker
 
 	mu      sync.Mutex
+	failN   int // data-plane requests still to fail with failing
+	failing int
 	indexes map[string]*index
 	calls   map[string]int
 	invalid []string
@@ -229,6 +231,15 @@ func (s *Server) Indexes() []string {
 	return out
 }
 
+// FailNext makes the next n data-plane requests fail with HTTP status
+// code (429, 503, …) and Retry-After: 0, as Pinecone answers a project
+// over its rate limits.
+func (s *Server) FailNext(n, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failN, s.failing = n, code
+}
+
 // Host is the data-plane address of an index, "" when there is none.
 func (s *Server) Host(index string) string {
 	s.mu.Lock()
@@ -262,6 +273,10 @@ func grpcCode(status int) int {
 		return 6
 	case http.StatusUnauthorized:
 		return 16
+	case http.StatusTooManyRequests:
+		return 8 // RESOURCE_EXHAUSTED
+	case http.StatusServiceUnavailable:
+		return 14 // UNAVAILABLE
 	}
 	return 13
 }
@@ -311,6 +326,9 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, check *openapiche
 		s.note(err.Error())
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if a.code == http.StatusTooManyRequests || a.code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "0")
+	}
 	w.WriteHeader(a.code)
 	w.Write(out)
 }
@@ -386,7 +404,13 @@ func (s *Server) serveControl(r *http.Request, body []byte) answer {
 			return ctlErr(http.StatusBadRequest, "INVALID_ARGUMENT", "vector_type "+req.VectorType)
 		}
 		ix.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s.serve(w, r, s.data, func(r *http.Request, body []byte) answer { return s.serveData(ix, r, body) })
+			s.serve(w, r, s.data, func(r *http.Request, body []byte) answer {
+				if s.failN > 0 {
+					s.failN--
+					return rpcErr(s.failing, "Too many requests, please retry shortly")
+				}
+				return s.serveData(ix, r, body)
+			})
 		}))
 		s.indexes[req.Name] = ix
 		return answer{http.StatusCreated, s.model(ix)}
