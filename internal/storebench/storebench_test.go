@@ -13,7 +13,7 @@ func TestSmallRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.IndexRate <= 0 || rep.OpenReplay <= 0 || len(rep.Latency) != 3 || rep.HybridRatio <= 0 {
+	if rep.IndexRate <= 0 || rep.OpenReplay <= 0 || rep.OpenCheckpoint <= 0 || rep.FirstKeyword <= 0 || rep.FirstVector <= 0 || len(rep.Latency) != 3 || rep.HybridRatio <= 0 {
 		t.Errorf("report %+v", rep)
 	}
 }
