@@ -1,177 +1,44 @@
 package typesense
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store/internal/exprfilter"
 )
 
-// compiled is a compiled filter: what it is known to be, and when that
-// depends on the document, its filter_by expression.
-type compiled struct {
-	t    filter.Fold
-	expr string
+// syntax is Typesense's filter_by over the fields Quarry keeps: strings
+// compared hex-encoded, as they are stored, a document has a filterable
+// field when q_has lists it (Typesense's != holds for a document without
+// the field), and a float field is matched by closed ranges, as := on
+// floats is not documented to be exact.
+var syntax = exprfilter.Syntax{
+	Dialect:    Dialect,
+	RawHint:    "a typesense raw fragment must be a JSON string holding a filter_by expression",
+	And:        " && ",
+	Or:         " || ",
+	SourceType: fSType,
+	SourceName: fSName,
+	Field:      metaField,
+	Present:    func(name string) string { return fHas + ":=" + hexs(name) },
+	Literal:    literal,
+	Eq:         func(f, v string) string { return f + ":=" + v },
+	Neq:        func(f, v string) string { return f + ":!=" + v },
+	In:         func(f string, vs []string) string { return f + ":=[" + strings.Join(vs, ",") + "]" },
+	Range:      func(f, op, v string) string { return f + ":" + op + v },
+	FloatEq: func(f string, vs []string) string {
+		rs := make([]string, len(vs))
+		for i, v := range vs {
+			rs[i] = f + ":[" + v + ".." + v + "]"
+		}
+		if len(rs) == 1 {
+			return rs[0]
+		}
+		return "(" + strings.Join(rs, " || ") + ")"
+	},
 }
-
-// compileFilter turns a validated filter into filter_by with
-// filter.Matcher's meaning: a missing field matches nothing (neq
-// included, through q_has), numbers compare numerically across integer
-// and float, other values need the field's own type, a list never equals
-// a scalar. Strings are compared hex-encoded, as they are stored.
-func compileFilter(e filter.Expr, schema *document.Schema) (compiled, error) {
-	switch x := e.(type) {
-	case nil:
-		return compiled{t: filter.Always}, nil
-	case *filter.Group:
-		parts, fold, err := filter.FoldGroup(x, func(e filter.Expr) (string, filter.Fold, error) {
-			c, err := compileFilter(e, schema)
-			return c.expr, c.t, err
-		})
-		switch {
-		case err != nil || fold != filter.Depends:
-			return compiled{t: fold}, err
-		case len(parts) == 1:
-			return compiled{expr: parts[0]}, nil
-		}
-		sep := " && "
-		if x.Op == filter.OpOr {
-			sep = " || "
-		}
-		return compiled{expr: "(" + strings.Join(parts, sep) + ")"}, nil
-	case *filter.Raw:
-		if x.Store != Dialect {
-			return compiled{}, fmt.Errorf("raw filter targets %s; this store is %s", x.Store, Dialect)
-		}
-		var s string
-		if err := json.NewDecoder(bytes.NewReader(x.Fragment)).Decode(&s); err != nil || strings.TrimSpace(s) == "" {
-			return compiled{}, fmt.Errorf("a typesense raw fragment must be a JSON string holding a filter_by expression")
-		}
-		return compiled{expr: "(" + s + ")"}, nil
-	case *filter.Condition:
-		return compileCondition(x, schema)
-	}
-	return compiled{}, fmt.Errorf("unsupported filter expression %T", e)
-}
-
-func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, error) {
-	name, typ, builtin := "", document.TypeString, true
-	switch c.Field {
-	case "sourceType":
-		name = fSType
-	case "sourceName":
-		name = fSName
-	default:
-		f, err := schema.Filterable(c.Field)
-		if err != nil {
-			return compiled{}, err
-		}
-		name, typ, builtin = metaField(f.Name), f.Type, false
-	}
-	one := func(s string) (compiled, error) { return compiled{expr: s}, nil }
-	// present holds for a document with the field: built-in fields are
-	// always there.
-	present := ""
-	if !builtin {
-		present = fHas + ":=" + hexs(c.Field)
-	}
-	with := func(s string) string {
-		if present == "" {
-			return s
-		}
-		return "(" + present + " && " + s + ")"
-	}
-	switch c.Op {
-	case filter.OpEq, filter.OpNeq, filter.OpIn:
-		if typ.IsList() {
-			if c.Op == filter.OpNeq {
-				return one(present) // a list never equals a scalar
-			}
-			return compiled{t: filter.Never}, nil
-		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
-		var vals []string
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				vals = append(vals, literal(v))
-			}
-		}
-		switch {
-		case len(vals) == 0 && c.Op == filter.OpNeq:
-			if present == "" {
-				return compiled{t: filter.Always}, nil
-			}
-			return one(present) // a value of another type is never equal
-		case len(vals) == 0:
-			return compiled{t: filter.Never}, nil
-		case c.Op == filter.OpNeq:
-			return one(with(name + ":!=" + vals[0]))
-		case typ == document.TypeFloat:
-			// A float field is matched by a closed range: := on floats is
-			// not documented to be exact.
-			var rs []string
-			for _, v := range vals {
-				rs = append(rs, name+":["+v+".."+v+"]")
-			}
-			if len(rs) == 1 {
-				return one(rs[0])
-			}
-			return one("(" + strings.Join(rs, " || ") + ")")
-		case len(vals) == 1:
-			return one(name + ":=" + vals[0])
-		}
-		return one(name + ":=[" + strings.Join(vals, ",") + "]")
-	case filter.OpGt, filter.OpGte, filter.OpLt, filter.OpLte:
-		if !typ.IsNumeric() || typ.IsList() {
-			return compiled{t: filter.Never}, nil
-		}
-		v, fold := filter.NumericBound(c.Op, typ, c.Value)
-		switch fold {
-		case filter.Always:
-			return one(present)
-		case filter.Never:
-			return compiled{t: filter.Never}, nil
-		}
-		return one(name + ":" + rangeOps[c.Op] + literal(v))
-	case filter.OpContainsAny, filter.OpContainsAll:
-		if typ != document.TypeStringList {
-			return compiled{t: filter.Never}, nil // only lists of strings hold strings
-		}
-		var vals []string
-		for _, v := range c.Value.([]any) {
-			if s, ok := v.(string); ok {
-				vals = append(vals, hexs(s))
-			}
-		}
-		if len(vals) == 0 {
-			return compiled{t: filter.Never}, nil
-		}
-		if c.Op == filter.OpContainsAny {
-			if len(vals) == 1 {
-				return one(name + ":=" + vals[0])
-			}
-			return one(name + ":=[" + strings.Join(vals, ",") + "]")
-		}
-		all := make([]string, len(vals))
-		for i, v := range vals {
-			all[i] = name + ":=" + v
-		}
-		if len(all) == 1 {
-			return one(all[0])
-		}
-		return one("(" + strings.Join(all, " && ") + ")")
-	}
-	return compiled{}, fmt.Errorf("unsupported operator %s", c.Op)
-}
-
-var rangeOps = map[filter.Op]string{filter.OpGt: ">", filter.OpGte: ">=", filter.OpLt: "<", filter.OpLte: "<="}
 
 // literal is a value in filter_by: strings hex-encoded as they are
 // stored, numbers and booleans bare.
@@ -192,25 +59,14 @@ func literal(v any) string {
 }
 
 // and joins filter_by expressions, skipping empty ones.
-func and(parts ...string) string {
-	var kept []string
-	for _, p := range parts {
-		if p != "" {
-			kept = append(kept, p)
-		}
-	}
-	return strings.Join(kept, " && ")
-}
+func and(parts ...string) string { return syntax.Join(parts...) }
 
 // visible is the filter_by of a kind's documents under a user filter;
 // false when the filter cannot match.
 func (c *collection) visible(kind string, f filter.Expr) (string, bool, error) {
-	cf, err := compileFilter(f, c.cfg.Schema)
-	if err != nil {
+	expr, fold, err := syntax.Compile(f, c.cfg.Schema)
+	if err != nil || fold == filter.Never {
 		return "", false, err
 	}
-	if cf.t == filter.Never {
-		return "", false, nil
-	}
-	return and(fKind+":="+kind, cf.expr), true, nil
+	return and(fKind+":="+kind, expr), true, nil
 }
