@@ -137,7 +137,8 @@ func (b *Backend) createIndex(ctx context.Context, ix indexSpec) error {
 	return nil
 }
 
-// metaHost is the meta index's URL, created on first need.
+// metaHost is the meta index's URL, creating the index when create is
+// set; "" when it does not exist.
 func (b *Backend) metaHost(ctx context.Context, create bool) (string, error) {
 	return b.host(ctx, indexSpec{name: b.metaIndex(), dim: 1}, create)
 }

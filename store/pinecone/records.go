@@ -227,16 +227,22 @@ func (b *Backend) deleteIDs(ctx context.Context, host, ns string, ids []string) 
 	return nil
 }
 
-// writeChunks writes chunks to the sparse index, then the dense one.
-func (b *Backend) writeChunks(ctx context.Context, c *collection, docs []*document.Document) error {
-	defer b.wrote(c.cfg.Name)
-	dense, sp := make([]vector, len(docs)), make([]vector, len(docs))
+// chunksRecords makes the dense and sparse records of chunks, every one
+// checked before anything is sent.
+func (c *collection) chunksRecords(docs []*document.Document) (dense, sp []vector, err error) {
+	dense, sp = make([]vector, len(docs)), make([]vector, len(docs))
 	for i, d := range docs {
-		var err error
 		if dense[i], sp[i], err = c.chunkRecords(d); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
+	return dense, sp, nil
+}
+
+// writeChunks writes chunks' records to the sparse index, then the dense
+// one.
+func (b *Backend) writeChunks(ctx context.Context, c *collection, dense, sp []vector) error {
+	defer b.wrote(c.cfg.Name)
 	if err := b.upsert(ctx, c.sparse, c.ns(), sp); err != nil {
 		return err
 	}
@@ -251,7 +257,11 @@ func (b *Backend) Upsert(ctx context.Context, coll string, docs []*document.Docu
 	if err != nil {
 		return err
 	}
-	return b.writeChunks(ctx, c, docs)
+	dense, sp, err := c.chunksRecords(docs)
+	if err != nil {
+		return err
+	}
+	return b.writeChunks(ctx, c, dense, sp)
 }
 
 // chunkIDs reads the record ids and sources of the chunks a filter

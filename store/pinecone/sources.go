@@ -17,20 +17,15 @@ const (
 	kindSetting = "setting"
 )
 
+// kindIs matches the sidecar records of one kind.
 func kindIs(kind string) whereDoc { return whereDoc{kKind: whereDoc{"$eq": kind}} }
-
-// side is the meta index's URL, creating the index when create is set;
-// "" when it does not exist.
-func (b *Backend) side(ctx context.Context, create bool) (string, error) {
-	return b.metaHost(ctx, create)
-}
 
 // Sources implements store.SourceSyncer.
 func (b *Backend) Sources(ctx context.Context, coll string) ([]store.SourceState, error) {
 	if _, err := b.coll(ctx, coll); err != nil {
 		return nil, err
 	}
-	mh, err := b.side(ctx, false)
+	mh, err := b.metaHost(ctx, false)
 	if err != nil || mh == "" {
 		return nil, err
 	}
@@ -55,7 +50,7 @@ func (b *Backend) dropStates(ctx context.Context, c *collection, keys []string) 
 	if len(keys) == 0 {
 		return nil
 	}
-	mh, err := b.side(ctx, false)
+	mh, err := b.metaHost(ctx, false)
 	if err != nil || mh == "" {
 		return err
 	}
@@ -97,10 +92,10 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 		states = append(states, vector{ID: recordID(kindSource, key), Values: one,
 			Metadata: map[string]any{kKind: kindSource, kSrc: key, kState: string(st)}})
 	}
-	for _, d := range docs { // refuse a batch Pinecone would refuse before deleting anything
-		if _, _, err := c.chunkRecords(d); err != nil {
-			return err
-		}
+	// A batch Pinecone would refuse is refused before anything is deleted.
+	dense, sp, err := c.chunksRecords(docs)
+	if err != nil {
+		return err
 	}
 	var old []string
 	for start := 0; start < len(keys); start += maxIn {
@@ -116,13 +111,13 @@ func (b *Backend) ReplaceSources(ctx context.Context, coll string, updates []sto
 	if err := b.deleteChunks(ctx, c, old); err != nil {
 		return err
 	}
-	if err := b.writeChunks(ctx, c, docs); err != nil {
+	if err := b.writeChunks(ctx, c, dense, sp); err != nil {
 		return err
 	}
 	if len(states) == 0 {
 		return nil
 	}
-	mh, err := b.side(ctx, true)
+	mh, err := b.metaHost(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -134,7 +129,7 @@ func (b *Backend) Setting(ctx context.Context, coll, key string) (json.RawMessag
 	if _, err := b.load(ctx, coll, true); err != nil {
 		return nil, err
 	}
-	mh, err := b.side(ctx, false)
+	mh, err := b.metaHost(ctx, false)
 	if err != nil || mh == "" {
 		return nil, err
 	}
@@ -156,7 +151,7 @@ func (b *Backend) PutSetting(ctx context.Context, coll, key string, value json.R
 	if _, err := b.coll(ctx, coll); err != nil {
 		return err
 	}
-	mh, err := b.side(ctx, true)
+	mh, err := b.metaHost(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -177,7 +172,7 @@ func (b *Backend) Settings(ctx context.Context, coll string) (map[string]json.Ra
 		return nil, err
 	}
 	out := map[string]json.RawMessage{}
-	mh, err := b.side(ctx, false)
+	mh, err := b.metaHost(ctx, false)
 	if err != nil || mh == "" {
 		return out, err
 	}

@@ -45,7 +45,7 @@ func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.
 		}
 		vs[i] = vector{ID: recordID("turn", thread+"\x1f"+order), Values: one, Metadata: md}
 	}
-	mh, err := b.side(ctx, true)
+	mh, err := b.metaHost(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (b *Backend) AppendTurns(ctx context.Context, thread string, turns []store.
 
 // eachTurn calls fn with every turn a filter matches (all when nil).
 func (b *Backend) eachTurn(ctx context.Context, f any, fn func(vector)) error {
-	mh, err := b.side(ctx, false)
+	mh, err := b.metaHost(ctx, false)
 	if err != nil || mh == "" {
 		return err
 	}
@@ -84,7 +84,7 @@ func (b *Backend) DeleteThread(ctx context.Context, thread string) error {
 	if err := b.eachTurn(ctx, whereDoc{kThread: whereDoc{"$eq": thread}}, func(v vector) { ids = append(ids, v.ID) }); err != nil || len(ids) == 0 {
 		return err
 	}
-	mh, err := b.side(ctx, false)
+	mh, err := b.metaHost(ctx, false)
 	if err != nil || mh == "" {
 		return err
 	}
