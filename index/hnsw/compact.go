@@ -14,7 +14,7 @@ const repairExpansions = 64
 func (x *Index) Compact() int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if len(x.tomb) == 0 {
+	if x.closed || len(x.tomb) == 0 {
 		return 0
 	}
 	for u := range uint32(x.n) {

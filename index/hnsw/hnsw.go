@@ -8,8 +8,10 @@
 // on int8 codes of the vectors (Config.Quantization) and score the ef best
 // candidates they end with in float32; insertion links on the float32
 // vectors. A 384-dimension vector costs about 2.1 KB with M = 16, of which
-// 384 bytes are its codes. Nodes have dense uint32 ids assigned by Add;
-// callers map their own keys onto them.
+// 384 bytes are its codes; MapVectors moves the float32 rows (1.5 KB of it)
+// into a memory-mapped file, leaving about 0.5 KB resident, since a search
+// reads only the rows it re-scores. Nodes have dense uint32 ids assigned by
+// Add; callers map their own keys onto them.
 //
 // One writer and many readers may use an Index at once: Add, Delete and
 // Compact take the write lock, Search takes the read lock.
@@ -53,6 +55,8 @@ var (
 	// ErrCorrupt is returned by Read for a file that fails its checksum or
 	// structural checks.
 	ErrCorrupt = errors.New("hnsw: corrupt index file")
+	// ErrClosed is returned by an index used after Close.
+	ErrClosed = errors.New("hnsw: index is closed")
 )
 
 // Config tunes an Index. Zero fields mean the defaults.
@@ -142,11 +146,14 @@ type Index struct {
 	rng                  *rand.Rand
 
 	n        int       // slots in use (live, tombstoned and free)
-	vecs     []float32 // n·dim, unit-norm rows
-	levels   []uint8   // top layer of each node
-	links0   []uint32  // n·(1+m0): count, then neighbours
-	upperOff []uint32  // start in upper of a node's layer-1 block
-	upper    []uint32  // per node with level L: L blocks of (1+m)
+	vecs     []float32 // n·dim, unit-norm rows, in rows when it is set
+	rows     *rowFile  // the mapped file holding vecs; nil: the Go heap
+	unmap    runtime.Cleanup
+	closed   bool
+	levels   []uint8  // top layer of each node
+	links0   []uint32 // n·(1+m0): count, then neighbours
+	upperOff []uint32 // start in upper of a node's layer-1 block
+	upper    []uint32 // per node with level L: L blocks of (1+m)
 	deleted  bitset.Set
 	tomb     []uint32 // deleted since the last Compact, still linked
 	free     []uint32 // unlinked slots Add reuses
@@ -214,6 +221,9 @@ func (x *Index) SetQuantization(q Quantization) error {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.closed {
+		return fmt.Errorf("hnsw: set quantization: %w", ErrClosed)
+	}
 	if q == QuantizationNone {
 		x.z, x.codes = nil, nil
 	} else if x.z == nil && x.n >= quantTrainMin {
@@ -292,8 +302,16 @@ func (x *Index) Contains(id uint32) bool {
 func (x *Index) Grow(n int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.closed {
+		return
+	}
 	total := x.n + n
-	x.vecs = slices.Grow(x.vecs, total*x.dim-len(x.vecs))
+	if x.rows == nil {
+		x.vecs = slices.Grow(x.vecs, total*x.dim-len(x.vecs))
+	} else if v, err := x.rows.reserve(total * x.dim); err == nil {
+		// Only the room is reserved; a failure here is Add's to report.
+		x.vecs = v[:len(x.vecs)]
+	}
 	x.levels = slices.Grow(x.levels, total-len(x.levels))
 	x.links0 = slices.Grow(x.links0, total*(1+x.m0)-len(x.links0))
 	x.upperOff = slices.Grow(x.upperOff, total-len(x.upperOff))
@@ -339,8 +357,16 @@ func (x *Index) Add(v []float32) (uint32, error) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if len(x.free) == 0 && x.n >= math.MaxUint32 {
-		return 0, fmt.Errorf("hnsw: add: index is full (%d nodes)", x.n)
+	if x.closed {
+		return 0, fmt.Errorf("hnsw: add: %w", ErrClosed)
+	}
+	if len(x.free) == 0 {
+		if x.n >= math.MaxUint32 {
+			return 0, fmt.Errorf("hnsw: add: index is full (%d nodes)", x.n)
+		}
+		if err := x.growVecs((x.n + 1) * x.dim); err != nil {
+			return 0, fmt.Errorf("hnsw: add: %w", err)
+		}
 	}
 	q := x.ws.q
 	copy(q, v)
@@ -374,6 +400,83 @@ func growTo[T any](s []T, n int) []T {
 	return t
 }
 
+// growVecs lengthens vecs to n values, on the heap or in the mapped file.
+func (x *Index) growVecs(n int) error {
+	if x.rows == nil {
+		x.vecs = growTo(x.vecs, n)
+		return nil
+	}
+	v, err := x.rows.reserve(n)
+	if err != nil {
+		return err
+	}
+	x.vecs = v
+	return nil
+}
+
+// MapVectors moves the float32 vectors out of the Go heap into a scratch
+// file created (and at once unlinked) in dir and mapped into memory, where
+// later Adds put theirs too. The kernel keeps the pages cached while memory
+// allows and drops them under pressure, to read them again when a search
+// needs them; what must stay resident is the graph and the int8 codes,
+// about a third of a 384-dimension node. Searches walk the codes and read
+// only the ef rows they re-score, so a quantized index (the default) keeps
+// its speed while the rows are cached and degrades to ef small reads per
+// search when they are not. Walking on float32 (QuantizationNone) reads
+// rows at every step and gains nothing from this.
+//
+// The file lives until Close. It is unsupported where the system has no
+// mmap.
+func (x *Index) MapVectors(dir string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return fmt.Errorf("hnsw: map vectors: %w", ErrClosed)
+	}
+	if x.rows != nil {
+		return nil
+	}
+	r, err := newRowFile(dir)
+	if err != nil {
+		return err
+	}
+	v, err := r.reserve(max(cap(x.vecs), x.n*x.dim))
+	if err != nil {
+		return errors.Join(err, r.close())
+	}
+	v = v[:x.n*x.dim]
+	copy(v, x.vecs)
+	x.vecs, x.rows = v, r
+	// An index dropped without Close still releases its mapping.
+	x.unmap = runtime.AddCleanup(x, func(r *rowFile) { r.close() }, r)
+	return nil
+}
+
+// VectorsMapped reports whether the float32 vectors live in a mapped file
+// (see MapVectors).
+func (x *Index) VectorsMapped() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.rows != nil
+}
+
+// Close releases the mapped vector file, if any. The index cannot be used
+// afterwards: its methods return ErrClosed, or nothing.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	x.vecs, x.codes = nil, nil
+	if x.rows == nil {
+		return nil
+	}
+	x.unmap.Stop()
+	return x.rows.close()
+}
+
 // alloc takes a slot for a node of the given level, reporting whether it
 // is a new one at the end rather than a reused one.
 func (x *Index) alloc(level int) (id uint32, grew bool) {
@@ -383,8 +486,7 @@ func (x *Index) alloc(level int) (id uint32, grew bool) {
 		x.deleted.Remove(id)
 	} else {
 		id = uint32(x.n)
-		x.n++
-		x.vecs = growTo(x.vecs, x.n*x.dim)
+		x.n++ // Add grew vecs already
 		x.levels = growTo(x.levels, x.n)
 		x.links0 = growTo(x.links0, x.n*(1+x.m0))
 		x.upperOff = growTo(x.upperOff, x.n)
@@ -589,6 +691,9 @@ func (x *Index) acceptable(id uint32, allow *bitset.Set) bool {
 func (x *Index) Delete(id uint32) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.closed {
+		return fmt.Errorf("hnsw: delete %d: %w", id, ErrClosed)
+	}
 	if int(id) >= x.n || x.deleted.Contains(id) {
 		return fmt.Errorf("hnsw: delete %d: %w", id, ErrNotFound)
 	}

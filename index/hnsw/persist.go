@@ -89,6 +89,9 @@ func (e *encoder) f32s(s []float32) {
 func (x *Index) WriteTo(w io.Writer) (int64, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.closed {
+		return 0, fmt.Errorf("hnsw: write: %w", ErrClosed)
+	}
 	e := &encoder{w: bufio.NewWriterSize(w, 1<<16), crc: crc32.New(castagnoli)}
 	e.bytes([]byte(magic))
 	e.u32(formatVersion)

@@ -105,6 +105,9 @@ func (x *Index) Search(q []float32, k int, opt SearchOptions) ([]vec.Result, err
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.closed {
+		return nil, fmt.Errorf("hnsw: search: %w", ErrClosed)
+	}
 	if x.maxLevel < 0 {
 		return nil, nil
 	}

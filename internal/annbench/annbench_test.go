@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -70,6 +71,7 @@ func TestRunSmall(t *testing.T) {
 	cfg.N, cfg.Dim, cfg.Queries, cfg.Clusters = 600, 16, 20, 6
 	cfg.Efs = []int{16, 64}
 	cfg.Selectivities = []float64{0.5, 0.01}
+	cfg.MapDir = t.TempDir()
 	rep, err := Run(context.Background(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -79,6 +81,15 @@ func TestRunSmall(t *testing.T) {
 	}
 	if p, ok := FirstReaching(rep.Sweep, 0.95); !ok || p.Ef != 16 && p.Ef != 64 {
 		t.Fatalf("sweep %+v", rep.Sweep)
+	}
+	if runtime.GOOS == "linux" {
+		// The same graph re-scored from mapped rows finds the same nodes.
+		if len(rep.MappedSweep) != 2 || rep.MappedSweep[1].Recall != rep.Sweep[1].Recall {
+			t.Fatalf("mapped sweep %+v, heap sweep %+v", rep.MappedSweep, rep.Sweep)
+		}
+		if rep.MappedFilePerVec <= 0 {
+			t.Fatalf("mapping the vectors added %.0f B/vector of file pages", rep.MappedFilePerVec)
+		}
 	}
 	if p := rep.FilteredRuns[1].Points[0].Path; p != "exact" {
 		t.Fatalf("1%% of 600 should be scanned exactly, got %s", p)

@@ -74,5 +74,6 @@ for the peer benchmarks in bench/.`,
 	f.IntSliceVar(&cfg.Efs, "ef", cfg.Efs, "search ef values to sweep")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&cfg.Export, "export", "", "write base.fvecs, query.fvecs and gt.ivecs to this directory")
+	f.StringVar(&cfg.MapDir, "map-dir", "", "directory of the mapped-vector pass's scratch file (default: the system's temporary directory)")
 	return cmd
 }
