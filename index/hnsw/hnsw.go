@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/quarry-rag/quarry/index/bitset"
 	"github.com/quarry-rag/quarry/index/vec"
@@ -440,13 +441,16 @@ func (x *Index) MapVectors(dir string) error {
 	if err != nil {
 		return err
 	}
-	v, err := r.reserve(max(cap(x.vecs), x.n*x.dim))
+	live := x.vecs[:x.n*x.dim]
+	err = r.writeAt(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(live))), 4*len(live)), 0)
+	var v []float32
+	if err == nil {
+		v, err = r.reserve(max(cap(x.vecs), len(live)))
+	}
 	if err != nil {
 		return errors.Join(err, r.close())
 	}
-	v = v[:x.n*x.dim]
-	copy(v, x.vecs)
-	x.vecs, x.rows = v, r
+	x.vecs, x.rows = v[:len(live)], r
 	// An index dropped without Close still releases its mapping.
 	x.unmap = runtime.AddCleanup(x, func(r *rowFile) { r.close() }, r)
 	return nil

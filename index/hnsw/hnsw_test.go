@@ -3,6 +3,7 @@ package hnsw
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -348,17 +349,24 @@ func TestReadCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := buf.Bytes()
-	for cut := 0; cut < len(good); cut += 1 + cut/8 {
-		if _, err := Read(bytes.NewReader(good[:cut])); err == nil {
-			t.Fatalf("file truncated to %d bytes read without error", cut)
-		}
+	dir := t.TempDir()
+	readers := map[string]func(io.Reader) (*Index, error){
+		"Read":       Read,
+		"ReadMapped": func(r io.Reader) (*Index, error) { return ReadMapped(r, dir) },
 	}
-	for range 300 {
-		bad := append([]byte(nil), good...)
-		i := r.IntN(len(bad))
-		bad[i] ^= byte(1 + r.IntN(255))
-		if _, err := Read(bytes.NewReader(bad)); err == nil {
-			t.Fatalf("byte %d flipped: read without error", i)
+	for name, read := range readers {
+		for cut := 0; cut < len(good); cut += 1 + cut/8 {
+			if _, err := read(bytes.NewReader(good[:cut])); err == nil {
+				t.Fatalf("%s: file truncated to %d bytes read without error", name, cut)
+			}
+		}
+		for range 300 {
+			bad := append([]byte(nil), good...)
+			i := r.IntN(len(bad))
+			bad[i] ^= byte(1 + r.IntN(255))
+			if _, err := read(bytes.NewReader(bad)); err == nil {
+				t.Fatalf("%s: byte %d flipped: read without error", name, i)
+			}
 		}
 	}
 	if _, err := Read(bytes.NewReader([]byte("not an index at all"))); !errors.Is(err, ErrCorrupt) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"unsafe"
 
 	"github.com/quarry-rag/quarry/index/vec"
@@ -293,6 +294,37 @@ func (d *decoder) f32s(n uint64) []float32 {
 	return out
 }
 
+// f32sInto decodes n values into the row file and maps them. The values
+// are written through the file as they arrive, so a damaged count fails at
+// the end of the input rather than claiming its size on disk first.
+func (d *decoder) f32sInto(rows *rowFile, n uint64) []float32 {
+	const chunk = 1 << 18
+	for off := uint64(0); off < n && d.err == nil; off += chunk {
+		c := min(n-off, chunk)
+		b := d.bytes(int(c) * 4)
+		if b == nil {
+			break
+		}
+		if !littleEndian {
+			for i := range int(c) {
+				binary.NativeEndian.PutUint32(b[4*i:], binary.LittleEndian.Uint32(b[4*i:]))
+			}
+		}
+		if err := rows.writeAt(b, int64(off)*4); err != nil {
+			d.err = err
+		}
+	}
+	if d.err != nil {
+		return nil
+	}
+	out, err := rows.reserve(int(n))
+	if err != nil {
+		d.err = err
+		return nil
+	}
+	return out
+}
+
 // littleEndian reports the machine's byte order, fixed at start-up.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
@@ -303,7 +335,25 @@ func corrupt(format string, args ...any) error {
 // Read loads an index written by WriteTo. A truncated file, a checksum
 // mismatch or an inconsistent structure returns an error wrapping ErrCorrupt
 // (or the reader's error).
-func Read(r io.Reader) (*Index, error) {
+func Read(r io.Reader) (*Index, error) { return read(r, "") }
+
+// ReadMapped is Read for an index whose float32 vectors go straight into a
+// memory-mapped scratch file in dir, as after MapVectors, rather than
+// passing through the heap.
+func ReadMapped(r io.Reader, dir string) (*Index, error) { return read(r, dir) }
+
+func read(r io.Reader, dir string) (x *Index, err error) {
+	var rows *rowFile
+	if dir != "" {
+		if rows, err = newRowFile(dir); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if x == nil {
+				rows.close()
+			}
+		}()
+	}
 	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), crc: crc32.New(castagnoli)}
 	if l, ok := r.(interface{ Len() int }); ok {
 		d.left = int64(l.Len())
@@ -330,11 +380,15 @@ func Read(r io.Reader) (*Index, error) {
 	if d.err == nil && (n >= math.MaxUint32 || live > n) {
 		return nil, corrupt("%d nodes, %d live", n, live)
 	}
-	x := &Index{
+	x = &Index{
 		dim: int(dim), m: int(m), m0: 2 * int(m), efc: int(efc), efs: int(efs), seed: seed,
 		ml: 1 / math.Log(float64(m)), n: int(n), live: int(live), entry: entry, maxLevel: int(maxLevel),
 	}
-	x.vecs = d.f32s(n * uint64(dim))
+	if rows != nil {
+		x.vecs = d.f32sInto(rows, n*uint64(dim))
+	} else {
+		x.vecs = d.f32s(n * uint64(dim))
+	}
 	for left := n; left > 0 && d.err == nil; {
 		c := min(left, 1<<16)
 		x.levels = append(x.levels, d.bytes(int(c))...)
@@ -382,6 +436,10 @@ func Read(r io.Reader) (*Index, error) {
 	x.init()
 	if err := x.loadQuantizer(offset, scale); err != nil {
 		return nil, err
+	}
+	if rows != nil {
+		x.rows = rows
+		x.unmap = runtime.AddCleanup(x, func(r *rowFile) { r.close() }, rows)
 	}
 	return x, nil
 }

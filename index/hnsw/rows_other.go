@@ -15,4 +15,5 @@ func newRowFile(string) (*rowFile, error) {
 }
 
 func (*rowFile) reserve(int) ([]float32, error) { return nil, errors.ErrUnsupported }
+func (*rowFile) writeAt([]byte, int64) error    { return errors.ErrUnsupported }
 func (*rowFile) close() error                   { return nil }

@@ -3,6 +3,7 @@ package hnsw
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"testing"
 )
@@ -101,6 +102,20 @@ func TestMappedVectorsBuildTheSameIndex(t *testing.T) {
 	}
 	if !bytes.Equal(writeIndex(t, y), want) {
 		t.Error("a read index differs once mapped")
+	}
+	// And one read straight into a mapped file, through a reader that
+	// does not tell its length and one that does.
+	for _, r := range []io.Reader{struct{ io.Reader }{bytes.NewReader(want)}, bytes.NewReader(want)} {
+		z, err := ReadMapped(r, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !z.VectorsMapped() || !bytes.Equal(writeIndex(t, z), want) {
+			t.Error("ReadMapped differs from the index it read")
+		}
+		if err := z.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, x := range []*Index{heap, mapped, moved, y} {
 		if err := x.Close(); err != nil {

@@ -302,7 +302,15 @@ func (c *coll) graph() (*hnsw.Index, error) {
 		return nil, fmt.Errorf("collection %q: graph checkpoint: %w", c.cfg.Name, err)
 	}
 	defer fh.Close()
-	vec, err := hnsw.Read(r)
+	var vec *hnsw.Index
+	if c.mapsVectors(int64(r.n)) {
+		vec, err = hnsw.ReadMapped(r, c.b.dir)
+		if errors.Is(err, errors.ErrUnsupported) {
+			vec, err = hnsw.Read(r)
+		}
+	} else {
+		vec, err = hnsw.Read(r)
+	}
 	if err == nil && vec.Dim() != c.cfg.Model.Dimension {
 		err = fmt.Errorf("dimension %d for a collection of %d", vec.Dim(), c.cfg.Model.Dimension)
 	}

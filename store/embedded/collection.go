@@ -111,6 +111,9 @@ func (c *coll) add(d *document.Document) error {
 	if err != nil {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
+	if row := int64(4 * c.cfg.Model.Dimension); c.mapsVectors(int64(id+1)*row) && !c.mapsVectors(int64(id)*row) {
+		c.mapVectors(c.vec)
+	}
 	for int(id) >= len(c.ext) {
 		c.ext = append(c.ext, "")
 	}
@@ -122,6 +125,22 @@ func (c *coll) add(d *document.Document) error {
 		return fmt.Errorf("index document %s: %w", d.ID, err)
 	}
 	return nil
+}
+
+// mapsVectors reports whether a graph with this many bytes of vectors
+// keeps them in a mapped file (Options.MapVectorsBytes).
+func (c *coll) mapsVectors(size int64) bool {
+	return c.b.mapVectors > 0 && size >= c.b.mapVectors
+}
+
+// mapVectors moves v's vectors into a mapped file in the store's
+// directory. Where that fails they stay on the heap, which only costs
+// memory, so the write goes on; the failure is logged once per crossing.
+func (c *coll) mapVectors(v *hnsw.Index) {
+	err := v.MapVectors(c.b.dir)
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		c.b.log.Warn("embedded store: the collection's vectors stay on the heap", "collection", c.cfg.Name, "err", err)
+	}
 }
 
 // remove unindexes a document; unknown ids are ignored.

@@ -60,7 +60,22 @@ type Options struct {
 	// SQLite's 2 MB when negative). Four readers share the database.
 	MmapBytes  int64
 	CacheBytes int64
+	// MapVectorsBytes is the size of a collection's float32 vectors (or,
+	// when its graph opens from a checkpoint, of the graph's file) from
+	// which the graph keeps them in a memory-mapped scratch file in the
+	// store's directory instead of the heap (hnsw.Index.MapVectors);
+	// DefaultMapVectorsBytes when 0, never when negative. Searches walk
+	// int8 codes and read only the rows they re-score, so a large
+	// collection needs about a third of the resident memory at the same
+	// speed, and under memory pressure the kernel drops pages of the file
+	// rather than the process failing.
+	MapVectorsBytes int64
 }
+
+// DefaultMapVectorsBytes maps the vectors of collections past 64 MiB of
+// them (about 44,000 chunks of 384 dimensions): below that the heap's
+// copy costs little and the file would only add writes.
+const DefaultMapVectorsBytes = 64 << 20
 
 // Defaults for the readers. The map is address space backed by the
 // kernel's page cache, so it costs no memory of its own on a small machine;
@@ -104,10 +119,11 @@ type Backend struct {
 	// so a benchmark can report the index's share of a search.
 	indexOnly bool
 
-	ckptRows int
-	ckptAge  time.Duration
-	stop     chan struct{} // closed by Close to end the checkpointer
-	stopped  chan struct{} // closed when it has ended
+	ckptRows   int
+	ckptAge    time.Duration
+	mapVectors int64         // Options.MapVectorsBytes resolved; 0: never
+	stop       chan struct{} // closed by Close to end the checkpointer
+	stopped    chan struct{} // closed when it has ended
 }
 
 // Open opens (creating when needed) the store in dir.
@@ -137,6 +153,12 @@ func Open(ctx context.Context, dir string, opt Options) (*Backend, error) {
 	}
 	if b.ckptAge <= 0 {
 		b.ckptAge = DefaultCheckpointAge
+	}
+	switch {
+	case opt.MapVectorsBytes == 0:
+		b.mapVectors = DefaultMapVectorsBytes
+	case opt.MapVectorsBytes > 0:
+		b.mapVectors = opt.MapVectorsBytes
 	}
 	if b.ckptRows > 0 {
 		go b.checkpointer()

@@ -29,6 +29,89 @@ func TestStoreConformance(t *testing.T) {
 	})
 }
 
+// TestStoreConformanceMappedVectors runs the suite with every graph's
+// vectors in a mapped file from its first node.
+func TestStoreConformanceMappedVectors(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) *store.Store {
+		b, err := embedded.Open(context.Background(), t.TempDir(), embedded.Options{MapVectorsBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.New(b)
+	})
+}
+
+// TestVectorsMappedPastTheThreshold: a collection's graph moves its
+// vectors into a mapped file once they pass Options.MapVectorsBytes, and
+// reads them straight into one when its checkpoint is that large; searches
+// answer as they do with the vectors on the heap.
+func TestVectorsMappedPastTheThreshold(t *testing.T) {
+	ctx := context.Background()
+	open := func(dir string, mapBytes int64) (*store.Store, *embedded.Backend) {
+		b, err := embedded.Open(ctx, dir, embedded.Options{MapVectorsBytes: mapBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return store.New(b), b
+	}
+	// 4 dimensions: 16 bytes a row, so 25 rows pass 400 bytes.
+	heapDir, mapDir := t.TempDir(), t.TempDir()
+	hs, hb := open(heapDir, -1)
+	ms, mb := open(mapDir, 400)
+	hc, mc := ensure(t, hs), ensure(t, ms)
+	for i := range 4 {
+		for _, c := range []*store.Collection{hc, mc} {
+			if err := c.Upsert(ctx, batch(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if want := (i+1)*batchSize >= 25; mb.VectorsMapped("docs") != want {
+			t.Fatalf("after %d rows: mapped %v, want %v", (i+1)*batchSize, !want, want)
+		}
+	}
+	if hb.VectorsMapped("docs") {
+		t.Fatal("a store that never maps mapped")
+	}
+	same := func(stage string, hc, mc *store.Collection) {
+		t.Helper()
+		for _, d := range batch(2)[:5] {
+			req := store.SearchRequest{Mode: store.ModeVector, Embedding: d.Embedding, TopK: 7}
+			a, err := hc.Search(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := mc.Search(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(a) != len(b) || len(a) == 0 {
+				t.Fatalf("%s: %d hits mapped, %d on the heap", stage, len(b), len(a))
+			}
+			for i := range a {
+				if a[i].Doc.ID != b[i].Doc.ID || a[i].Doc.Score != b[i].Doc.Score {
+					t.Fatalf("%s: hit %d is %s %v mapped, %s %v on the heap", stage, i, b[i].Doc.ID, b[i].Doc.Score, a[i].Doc.ID, a[i].Doc.Score)
+				}
+			}
+		}
+	}
+	same("written", hc, mc)
+	for _, s := range []*store.Store{hs, ms} {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The checkpoint's graph file (40 rows and their links) passes 400 bytes.
+	hs, _ = open(heapDir, -1)
+	defer hs.Close()
+	ms, mb = open(mapDir, 400)
+	defer ms.Close()
+	hc, mc = ensure(t, hs), ensure(t, ms)
+	same("reopened", hc, mc)
+	if !mb.VectorsMapped("docs") {
+		t.Fatal("the graph read from a checkpoint past the threshold is on the heap")
+	}
+}
+
 // TestKeywordMatchesReference holds the embedded store's BM25 index (with
 // MaxScore pruning and allow-sets) to the memory store's exhaustive scoring.
 func TestKeywordMatchesReference(t *testing.T) {

@@ -45,3 +45,17 @@ func (b *Backend) PendingMeta(name string) bool {
 	defer c.metaMu.Unlock()
 	return c.metaFile != nil
 }
+
+// VectorsMapped reports whether a loaded collection's graph keeps its
+// vectors in a mapped file; false while the graph is still on disk.
+func (b *Backend) VectorsMapped(name string) bool {
+	b.mu.Lock()
+	c := b.colls[name]
+	b.mu.Unlock()
+	if c == nil {
+		return false
+	}
+	c.vecMu.Lock()
+	defer c.vecMu.Unlock()
+	return c.vec != nil && c.vec.VectorsMapped()
+}
