@@ -11,13 +11,14 @@ go build -o "$OUT/quarry" "$ROOT/cmd/quarry"
 
 # hnswlib's headers built for this CPU (Debian: libhnswlib-dev), the anchor;
 # Debian's generic python3-hnswlib build runs too, as a second reference.
-g++ -O3 -march=native -std=c++17 -o "$OUT/hnswlib-native" "$ROOT/bench/peers/hnswlib/driver.cpp"
+g++ -O3 -march=native -std=c++17 -pthread -o "$OUT/hnswlib-native" "$ROOT/bench/peers/hnswlib/driver.cpp"
 
 # HNSW, unfiltered and filtered, against hnswlib on the same files.
 uptime | tee "$OUT/load.txt"
-"$OUT/quarry" bench ann --n "$N" --filter-selectivity 0.5,0.1,0.01,0.001 \
+"$OUT/quarry" bench ann --n "$N" --filter-selectivity 0.5,0.1,0.01,0.001 --build-threads 2 \
   --export "$OUT/ann$N" | tee "$OUT/quarry-$N.txt"
-"$OUT/hnswlib-native" "$OUT/ann$N" | tee "$OUT/hnswlib-native-$N.txt"
+"$OUT/hnswlib-native" "$OUT/ann$N" 16 200 10 10,12,16,20,24,32,40,48,56,64,80,96,128,192,256,384,512 2 \
+  | tee "$OUT/hnswlib-native-$N.txt"
 if /usr/bin/python3 -c 'import hnswlib' 2>/dev/null; then
   /usr/bin/python3 "$ROOT/bench/hnswlib.py" "$OUT/ann$N" | tee "$OUT/hnswlib-$N.txt"
 fi

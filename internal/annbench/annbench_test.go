@@ -72,6 +72,7 @@ func TestRunSmall(t *testing.T) {
 	cfg.Efs = []int{16, 64}
 	cfg.Selectivities = []float64{0.5, 0.01}
 	cfg.MapDir = t.TempDir()
+	cfg.BuildThreads = 2
 	rep, err := Run(context.Background(), cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +91,9 @@ func TestRunSmall(t *testing.T) {
 		if rep.MappedFilePerVec <= 0 {
 			t.Fatalf("mapping the vectors added %.0f B/vector of file pages", rep.MappedFilePerVec)
 		}
+	}
+	if len(rep.ParallelSweep) != 2 || rep.ParallelSweep[1].Recall < 0.95 || rep.ParallelInsertsPerS.Wall <= 0 {
+		t.Fatalf("parallel build: %+v at %+v", rep.ParallelSweep, rep.ParallelInsertsPerS)
 	}
 	if p := rep.FilteredRuns[1].Points[0].Path; p != "exact" {
 		t.Fatalf("1%% of 600 should be scanned exactly, got %s", p)

@@ -74,6 +74,7 @@ for the peer benchmarks in bench/.`,
 	f.IntSliceVar(&cfg.Efs, "ef", cfg.Efs, "search ef values to sweep")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&cfg.Export, "export", "", "write base.fvecs, query.fvecs and gt.ivecs to this directory")
+	f.IntVar(&cfg.BuildThreads, "build-threads", 0, "also build the index again on this many goroutines (hnsw AddBatch) and sweep it")
 	f.StringVar(&cfg.MapDir, "map-dir", "", "directory of the mapped-vector pass's scratch file (default: the system's temporary directory)")
 	return cmd
 }
