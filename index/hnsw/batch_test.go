@@ -10,18 +10,18 @@ import (
 	"github.com/quarry-rag/quarry/index/vec"
 )
 
-func TestAddBatchOneThreadIsAdd(t *testing.T) {
+func TestAddBatchSmallIsAdd(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
-	data := clustered(r, 2500, testDim, 20, 0.1)
+	data := clustered(r, 1500, testDim, 20, 0.1)
 	cfg := Config{M: 8, EfConstruction: 48, Seed: 11}
 	one := build(t, data, cfg)
 	batched, err := New(testDim, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Batches that cross the quantizer's first fit and its doublings.
-	for lo := 0; lo < len(data); lo += 700 {
-		ids, err := batched.AddBatch(data[lo:min(lo+700, len(data))], 1)
+	// Batches under minBatch, crossing the quantizer's first fit.
+	for lo := 0; lo < len(data); lo += minBatch - 1 {
+		ids, err := batched.AddBatch(data[lo:min(lo+minBatch-1, len(data))], 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,32 @@ func TestAddBatchOneThreadIsAdd(t *testing.T) {
 		}
 	}
 	if !bytes.Equal(writeIndex(t, one), writeIndex(t, batched)) {
-		t.Fatal("AddBatch on one goroutine built a different index than Add")
+		t.Fatal("small batches built a different index than Add")
+	}
+}
+
+func TestAddBatchIsReproducible(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 14))
+	data := clustered(r, 3000, testDim, 20, 0.1)
+	cfg := Config{M: 8, EfConstruction: 48, Seed: 14}
+	var want []byte
+	for _, threads := range []int{1, 2, 4, 7, 4} {
+		x, err := New(testDim, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two batches: the second, past a chunk, searches what the first built.
+		for _, b := range [][][]float32{data[:1300], data[1300:]} {
+			if _, err := x.AddBatch(b, threads); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := writeIndex(t, x)
+		if want == nil {
+			want = got
+		} else if !bytes.Equal(got, want) {
+			t.Fatalf("%d goroutines built a different index than 1", threads)
+		}
 	}
 }
 

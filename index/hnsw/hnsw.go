@@ -25,7 +25,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/quarry-rag/quarry/index/bitset"
@@ -170,11 +169,6 @@ type Index struct {
 
 	ws        *searcher // the writer's scratch
 	searchers sync.Pool // *searcher for readers and AddBatch's goroutines
-
-	// AddBatch's parallel inserts: glob guards entry and maxLevel, locks
-	// the neighbour lists (nil until the first parallel batch).
-	glob  sync.Mutex
-	locks *[lockStripes]sync.Mutex
 }
 
 // New returns an empty index for vectors of dimension dim.
@@ -404,123 +398,6 @@ func (x *Index) add(v []float32) (uint32, error) {
 	return id, nil
 }
 
-// minParallel is the smallest batch AddBatch links on several goroutines:
-// below it starting them costs more than they save.
-const minParallel = 64
-
-// lockStripes is the number of locks the nodes of a parallel insert are
-// spread over. Each goroutine holds one at a time, so two rarely meet.
-const lockStripes = 4096
-
-// AddBatch inserts copies of vs, normalised, and returns their ids in
-// order, linking them on up to threads goroutines (GOMAXPROCS when threads
-// is 0 or less). Nothing is added when a vector has the wrong dimension or
-// no direction. Searches wait for the whole batch.
-//
-// With one goroutine (or a batch under 64) the result is exactly that of
-// Add called in turn. With more, each insertion copies a node's neighbour
-// list under that node's lock and links under the lock of the node it
-// changes, as hnswlib's parallel build does; the graph then depends on the
-// goroutines' timing, so it is as good as a sequential build (quarry bench
-// ann --build-threads reports both) but is not reproduced by the seed.
-func (x *Index) AddBatch(vs [][]float32, threads int) ([]uint32, error) {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	for i, v := range vs {
-		if len(v) != x.dim {
-			return nil, fmt.Errorf("hnsw: add batch: vector %d: %w: got %d, want %d", i, ErrDimension, len(v), x.dim)
-		}
-		if n := vec.Norm(v); n == 0 || math.IsInf(float64(n), 0) || math.IsNaN(float64(n)) {
-			return nil, fmt.Errorf("hnsw: add batch: vector %d: %w", i, vec.ErrZeroNorm)
-		}
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.closed {
-		return nil, fmt.Errorf("hnsw: add batch: %w", ErrClosed)
-	}
-	fresh := max(0, len(vs)-len(x.free))
-	if x.n+fresh > math.MaxUint32 {
-		return nil, fmt.Errorf("hnsw: add batch: index is full (%d nodes)", x.n)
-	}
-	// One reservation for the whole batch, so a full disk under mapped
-	// vectors fails before anything is added.
-	if err := x.growVecs((x.n + fresh) * x.dim); err != nil {
-		return nil, fmt.Errorf("hnsw: add batch: %w", err)
-	}
-	ids := make([]uint32, len(vs))
-	if threads == 1 || len(vs) < minParallel {
-		for i, v := range vs {
-			id, err := x.add(v)
-			if err != nil { // checked above: unreachable
-				return nil, fmt.Errorf("hnsw: add batch: vector %d: %w", i, err)
-			}
-			ids[i] = id
-		}
-		return ids, nil
-	}
-	levels := make([]int, len(vs))
-	refit := false
-	for i, v := range vs {
-		levels[i] = x.randomLevel()
-		id, grew := x.alloc(levels[i])
-		row := x.vector(id)
-		copy(row, v)
-		_ = vec.Normalize(row) // checked above
-		refit = refit || grew && x.n >= quantTrainMin && x.n&(x.n-1) == 0
-		ids[i] = id
-	}
-	switch {
-	case x.quant != QuantizationInt8:
-	case refit:
-		x.fitQuantizer()
-	case x.z != nil:
-		for _, id := range ids {
-			x.encode(id)
-		}
-	}
-	x.live += len(vs)
-	if x.locks == nil {
-		x.locks = new([lockStripes]sync.Mutex)
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(threads, len(vs)) {
-		wg.Go(func() {
-			s := x.searchers.Get().(*searcher)
-			s.codes, s.locked = false, true
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(ids) {
-					break
-				}
-				x.insert(s, ids[i], levels[i])
-			}
-			s.locked = false
-			x.searchers.Put(s)
-		})
-	}
-	wg.Wait()
-	return ids, nil
-}
-
-// nodeLock is the lock of id's neighbour lists in a parallel insert.
-func (x *Index) nodeLock(id uint32) *sync.Mutex { return &x.locks[id%lockStripes] }
-
-// neighbours is node id's list on layer lc: the list itself, or a copy
-// taken under the node's lock when other goroutines may be linking.
-func (x *Index) neighbours(s *searcher, id uint32, lc int) []uint32 {
-	blk := x.block(id, lc)
-	if !s.locked {
-		return blk[1 : 1+blk[0]]
-	}
-	mu := x.nodeLock(id)
-	mu.Lock()
-	s.nbuf = append(s.nbuf[:0], blk[1:1+blk[0]]...)
-	mu.Unlock()
-	return s.nbuf
-}
 
 // growTo extends s to length n, growing capacity by a quarter at a time so a
 // large index does not carry a doubled slab.
@@ -645,26 +522,30 @@ func (x *Index) alloc(level int) (id uint32, grew bool) {
 }
 
 // insert links node id, whose vector and level are set, into the graph,
-// using s's scratch. When s.locked other goroutines insert at the same
-// time: the entry point is read under glob, which an insert that raises
-// the top layer holds to its end (rare: one node in M^level).
+// using s's scratch.
 func (x *Index) insert(s *searcher, id uint32, level int) {
 	q := x.vector(id)
-	if s.locked {
-		x.glob.Lock()
-	}
-	ep, top := x.entry, x.maxLevel
-	if s.locked {
-		if level > top {
-			defer x.glob.Unlock()
-		} else {
-			x.glob.Unlock()
-		}
-	}
+	top := x.maxLevel
 	if top < 0 {
 		x.entry, x.maxLevel = id, level
 		return
 	}
+	x.candidates(s, q, x.entry, level, top, func(lc int, sorted []item) {
+		s.sel = x.selectNeighbours(sorted, x.m, s.sel[:0])
+		x.setBlock(id, lc, s.sel)
+		for _, c := range s.sel {
+			x.link(s, c.id, id, c.d, lc)
+		}
+	})
+	if level > top {
+		x.entry, x.maxLevel = id, level
+	}
+}
+
+// candidates walks down from ep on layer top to the node's level and hands
+// each layer's efConstruction nearest nodes to q, closest first, to use,
+// from the node's top layer (at most top) down to layer 0.
+func (x *Index) candidates(s *searcher, q []float32, ep uint32, level, top int, use func(lc int, sorted []item)) {
 	epd := x.dist(s, q, ep)
 	for lc := top; lc > level; lc-- {
 		ep, epd = x.greedy(s, q, ep, epd, lc)
@@ -679,37 +560,17 @@ func (x *Index) insert(s *searcher, id uint32, level int) {
 			x.searchLayer(s, q, s.eps, x.efc, lc, nil, false)
 		}
 		s.sorted = s.drainSorted(s.sorted[:0])
-		s.sel = x.selectNeighbours(s.sorted, x.m, s.sel[:0])
-		if s.locked {
-			x.nodeLock(id).Lock()
-		}
-		blk := x.block(id, lc)
-		blk[0] = uint32(len(s.sel))
-		for i, c := range s.sel {
-			blk[1+i] = c.id
-		}
-		if s.locked {
-			x.nodeLock(id).Unlock()
-			// Other goroutines must not reach the node before all its
-			// lists are written: one that descended onto it while its
-			// lower layers were still empty would find no neighbours
-			// there. The back-links wait for the last layer.
-			for _, c := range s.sel {
-				s.later = append(s.later, link{c, lc})
-			}
-		} else {
-			for _, c := range s.sel {
-				x.link(s, c.id, id, c.d, lc)
-			}
-		}
+		use(lc, s.sorted)
 		s.eps = append(s.eps[:0], s.sorted...)
 	}
-	for _, l := range s.later {
-		x.link(s, l.to.id, id, l.to.d, l.lc)
-	}
-	s.later = s.later[:0]
-	if level > top {
-		x.entry, x.maxLevel = id, level
+}
+
+// setBlock writes node id's list on layer lc.
+func (x *Index) setBlock(id uint32, lc int, sel []item) {
+	blk := x.block(id, lc)
+	blk[0] = uint32(len(sel))
+	for i, c := range sel {
+		blk[1+i] = c.id
 	}
 }
 
@@ -718,7 +579,8 @@ func (x *Index) insert(s *searcher, id uint32, level int) {
 func (x *Index) greedy(s *searcher, q []float32, ep uint32, epd float32, lc int) (uint32, float32) {
 	for changed := true; changed; {
 		changed = false
-		for _, nb := range x.neighbours(s, ep, lc) {
+		blk := x.block(ep, lc)
+		for _, nb := range blk[1 : 1+blk[0]] {
 			if d := x.dist(s, q, nb); d < epd {
 				ep, epd, changed = nb, d, true
 			}
@@ -757,11 +619,6 @@ func (x *Index) selectNeighbours(cands []item, m int, out []item) []item {
 // link adds the edge from → to on layer lc, re-running the heuristic over
 // from's neighbours when its list is full.
 func (x *Index) link(s *searcher, from, to uint32, d float32, lc int) {
-	if s.locked {
-		mu := x.nodeLock(from)
-		mu.Lock()
-		defer mu.Unlock()
-	}
 	blk := x.block(from, lc)
 	cnt := int(blk[0])
 	mc := x.maxConn(lc)
@@ -828,8 +685,9 @@ func (x *Index) searchLayer(s *searcher, q []float32, eps []item, ef, lc int, al
 		if c.d > lower && (len(s.res) >= ef || !filtered) {
 			break
 		}
+		blk := x.block(c.id, lc)
 		batch := s.batch[:0]
-		for _, nb := range x.neighbours(s, c.id, lc) {
+		for _, nb := range blk[1 : 1+blk[0]] {
 			if !s.seen(nb) {
 				batch = append(batch, nb)
 			}

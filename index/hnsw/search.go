@@ -15,9 +15,6 @@ type searcher struct {
 	q       []float32
 	qc      []int8   // q's int8 codes when codes is set
 	codes   bool     // walk on the int8 codes (Search on a quantized index)
-	locked  bool     // inserting beside other goroutines (AddBatch)
-	nbuf    []uint32 // a neighbour list copied under its node's lock
-	later   []link   // a parallel insert's back-links, made at its end
 	visited []uint16 // visited[id] == mark: seen in this search
 	mark    uint16
 	cand    minHeap
@@ -30,12 +27,6 @@ type searcher struct {
 	stack   []uint32
 	batch   []uint32
 	top     *vec.TopK
-}
-
-// link is an edge to add back from a neighbour to a node being inserted.
-type link struct {
-	to item
-	lc int
 }
 
 func newSearcher(dim, stride int) *searcher {
