@@ -398,7 +398,6 @@ func (x *Index) add(v []float32) (uint32, error) {
 	return id, nil
 }
 
-
 // growTo extends s to length n, growing capacity by a quarter at a time so a
 // large index does not carry a doubled slab.
 func growTo[T any](s []T, n int) []T {
