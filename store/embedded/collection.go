@@ -101,19 +101,57 @@ func (c *coll) reset() error {
 	return nil
 }
 
-// add indexes a document, replacing any document with the same id.
-func (c *coll) add(d *document.Document) error {
+// addAll indexes docs, each replacing any document with the same id, as a
+// sequence of adds would. The graph takes their vectors in one batch
+// (hnsw.Index.AddBatch), linked on every core for the same graph whatever
+// their number.
+func (c *coll) addAll(docs []*document.Document) error {
+	if len(docs) == 0 {
+		return nil
+	}
 	if err := c.read(needAll); err != nil {
-		return fmt.Errorf("index document %s: %w", d.ID, err)
+		return fmt.Errorf("index documents: %w", err)
 	}
-	c.remove(d.ID)
-	id, err := c.vec.Add(d.Embedding)
+	// Of documents sharing an id the last wins; the others would only be
+	// added to be deleted.
+	if len(docs) > 1 {
+		last := make(map[string]int, len(docs))
+		for i, d := range docs {
+			last[d.ID] = i
+		}
+		if len(last) < len(docs) {
+			kept := make([]*document.Document, 0, len(last))
+			for i, d := range docs {
+				if last[d.ID] == i {
+					kept = append(kept, d)
+				}
+			}
+			docs = kept
+		}
+	}
+	vecs := make([][]float32, len(docs))
+	for i, d := range docs {
+		c.remove(d.ID)
+		vecs[i] = d.Embedding
+	}
+	before := c.vec.IDLimit()
+	ids, err := c.vec.AddBatch(vecs, 0)
 	if err != nil {
-		return fmt.Errorf("index document %s: %w", d.ID, err)
+		return fmt.Errorf("index documents: %w", err)
 	}
-	if row := int64(4 * c.cfg.Model.Dimension); c.mapsVectors(int64(id+1)*row) && !c.mapsVectors(int64(id)*row) {
+	if row := int64(4 * c.cfg.Model.Dimension); c.mapsVectors(int64(c.vec.IDLimit())*row) && !c.mapsVectors(int64(before)*row) {
 		c.mapVectors(c.vec)
 	}
+	for i, d := range docs {
+		if err := c.indexDoc(ids[i], d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// indexDoc records document d as graph node id in the other indexes.
+func (c *coll) indexDoc(id uint32, d *document.Document) error {
 	for int(id) >= len(c.ext) {
 		c.ext = append(c.ext, "")
 	}
@@ -264,9 +302,9 @@ func (c *coll) catchUp(ctx context.Context) error {
 	found := make(map[string]bool, len(docs))
 	for _, d := range docs {
 		found[d.ID] = true
-		if err := c.add(d); err != nil {
-			return err
-		}
+	}
+	if err := c.addAll(docs); err != nil {
+		return err
 	}
 	for _, id := range touched {
 		if !found[id] {
@@ -277,6 +315,10 @@ func (c *coll) catchUp(ctx context.Context) error {
 	c.seq = dbSeq
 	return nil
 }
+
+// rebuildBatch is how many rows a rebuild indexes at once: enough for the
+// graph's batches to keep every core busy, few enough to hold in memory.
+const rebuildBatch = 4096
 
 // rebuild replays every row of the collection. Callers hold mu.
 func (c *coll) rebuild(ctx context.Context) error {
@@ -292,9 +334,18 @@ func (c *coll) rebuild(ctx context.Context) error {
 		return fmt.Errorf("count rows of %q: %w", c.cfg.Name, err)
 	}
 	c.vec.Grow(n) // reset made a fresh graph
+	var pending []*document.Document
 	err := c.b.scanDocs(ctx, `SELECT `+docColumns(true)+` WHERE d.collection_id = ? ORDER BY d.seq, d.id`, []any{c.cid}, func(d *document.Document) error {
-		return c.add(d)
+		if pending = append(pending, d); len(pending) < rebuildBatch {
+			return nil
+		}
+		err := c.addAll(pending)
+		pending = pending[:0]
+		return err
 	})
+	if err == nil {
+		err = c.addAll(pending)
+	}
 	if err != nil {
 		return fmt.Errorf("rebuild indexes of %q: %w", c.cfg.Name, err)
 	}
@@ -576,12 +627,11 @@ func (c *coll) upsert(ctx context.Context, docs []*document.Document) error {
 		return err
 	}
 	return c.applied(ctx, seq, func() error {
-		for _, d := range docs {
-			if err := c.add(d.Clone()); err != nil {
-				return err
-			}
+		clones := make([]*document.Document, len(docs))
+		for i, d := range docs {
+			clones[i] = d.Clone()
 		}
-		return nil
+		return c.addAll(clones)
 	})
 }
 

@@ -93,14 +93,13 @@ func (b *Backend) ReplaceSources(ctx context.Context, name string, updates []sto
 		for _, id := range removed {
 			c.remove(id)
 		}
+		var docs []*document.Document
 		for _, p := range preps {
 			for _, d := range p.u.Docs {
-				if err := c.add(d.Clone()); err != nil {
-					return err
-				}
+				docs = append(docs, d.Clone())
 			}
 		}
-		return nil
+		return c.addAll(docs)
 	})
 }
 
