@@ -8,14 +8,21 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// hasAVX2FMA is the read-only result of CPU feature detection, fixed at
-// start-up; it is the only package-level state.
-var hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hasAVX2FMA and hasAVX512 are the read-only results of CPU feature
+// detection (the latter includes the system's support for the registers),
+// fixed at start-up; they are the only package-level state.
+var (
+	hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasAVX512  = hasAVX2FMA && cpu.X86.HasAVX512F
+)
 
 // Implemented in kernels_amd64.s.
 //
 //go:noescape
 func dotAVX2(a, b *float32, n int) float32
+
+//go:noescape
+func dotAVX512(a, b *float32, n int) float32
 
 //go:noescape
 func cosineAVX2(a, b *float32, n int) (d, na, nb float32)
@@ -32,6 +39,9 @@ func dotInt8AVX2(a, b *int8, n int) int32
 func dotInt8RowsAVX2(q, rows *int8, stride, nrows int, out *int32)
 
 func dot(a, b []float32) float32 {
+	if hasAVX512 && len(a) >= 64 {
+		return dotAVX512(&a[0], &b[0], len(a))
+	}
 	if hasAVX2FMA {
 		return dotAVX2(&a[0], &b[0], len(a))
 	}
