@@ -39,7 +39,7 @@ func dotInt8AVX2(a, b *int8, n int) int32
 func dotInt8RowsAVX2(q, rows *int8, stride, nrows int, out *int32)
 
 func dot(a, b []float32) float32 {
-	if hasAVX512 && len(a) >= 64 {
+	if hasAVX512 {
 		return dotAVX512(&a[0], &b[0], len(a))
 	}
 	if hasAVX2FMA {
