@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$OUT"
 go build -o "$OUT/quarry" "$ROOT/cmd/quarry"
 g++ -O3 -march=native -std=c++17 -pthread -o "$OUT/hnswlib-native" "$ROOT/bench/peers/hnswlib/driver.cpp"
-EF=16,24,32,48,64,96,128,192
+EF=16,24,32,48,64,96,128,192,256
 for spec in "20000 128" "100000 128" "500000 128" "1000000 96"; do
   read -r n d <<<"$spec"
   uptime | tee -a "$OUT/load.txt"
