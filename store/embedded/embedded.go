@@ -505,10 +505,23 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	colls := b.colls
 	b.colls = nil
 	b.mu.Unlock()
 	b.loads.Wait() // a load reads the database until it ends
-	return errors.Join(b.rs.close(), b.r.Close(), b.w.Close())
+	// A graph with mapped vectors holds an unlinked scratch file: closing
+	// it now drops the file's pages unwritten, where waiting for the
+	// collector would leave them to be written back. A search still
+	// running gets ErrClosed, never freed memory.
+	var errs []error
+	for _, c := range colls {
+		c.vecMu.Lock()
+		if c.vec != nil {
+			errs = append(errs, c.vec.Close())
+		}
+		c.vecMu.Unlock()
+	}
+	return errors.Join(append(errs, b.rs.close(), b.r.Close(), b.w.Close())...)
 }
 
 // writeRows commits one write — upserted rows and deleted ids — with its
