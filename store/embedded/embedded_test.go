@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -109,6 +111,48 @@ func TestVectorsMappedPastTheThreshold(t *testing.T) {
 	same("reopened", hc, mc)
 	if !mb.VectorsMapped("docs") {
 		t.Fatal("the graph read from a checkpoint past the threshold is on the heap")
+	}
+}
+
+// TestCloseDropsMappedVectorFiles: closing the store closes its graphs'
+// scratch files at once (their unwritten pages are then dropped), rather
+// than when the collector finds the graphs.
+func TestCloseDropsMappedVectorFiles(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts open files through /proc/self/fd")
+	}
+	dir := t.TempDir()
+	// Only this store's files: other tests' graphs may be collected, and
+	// their files closed, meanwhile.
+	scratch := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, fd := range fds {
+			if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(target, dir) && strings.Contains(target, "quarry-hnsw-") {
+				n++
+			}
+		}
+		return n
+	}
+	b, err := embedded.Open(context.Background(), dir, embedded.Options{MapVectorsBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(b)
+	if err := ensure(t, s).Upsert(context.Background(), batch(0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := scratch(); got != 1 {
+		t.Fatalf("%d scratch files open while the store is, want 1", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := scratch(); got != 0 {
+		t.Fatalf("%d scratch files open after Close, want 0", got)
 	}
 }
 
