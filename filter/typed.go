@@ -54,6 +54,24 @@ func StoredValue(typ document.FieldType, v any) (any, bool) {
 	return nil, false
 }
 
+// StoredValues is StoredValue over the values an equality condition (eq,
+// neq or in) compares with: its one value, or an in's list. Values no
+// stored one can equal are left out, so an empty result means the
+// condition matches nothing (eq, in) or everything with the field (neq).
+func StoredValues(typ document.FieldType, c *Condition) []any {
+	wants := []any{c.Value}
+	if c.Op == OpIn {
+		wants = c.Value.([]any)
+	}
+	var vals []any
+	for _, w := range wants {
+		if v, ok := StoredValue(typ, w); ok {
+			vals = append(vals, v)
+		}
+	}
+	return vals
+}
+
 // NumericBound is the bound of a range condition (gt, gte, lt, lte) on a
 // numeric field, in the field's type. An integer field compared with a
 // fractional bound moves the bound to the integer that keeps the meaning

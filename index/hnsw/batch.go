@@ -43,8 +43,8 @@ func (x *Index) AddBatch(vs [][]float32, threads int) ([]uint32, error) {
 		if len(v) != x.dim {
 			return nil, fmt.Errorf("hnsw: add batch: vector %d: %w: got %d, want %d", i, ErrDimension, len(v), x.dim)
 		}
-		if n := float64(vec.Norm(v)); n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-			return nil, fmt.Errorf("hnsw: add batch: vector %d: %w", i, vec.ErrZeroNorm)
+		if err := vec.CheckNormalize(v); err != nil {
+			return nil, fmt.Errorf("hnsw: add batch: vector %d: %w", i, err)
 		}
 	}
 	x.mu.Lock()
@@ -104,18 +104,16 @@ func (x *Index) AddBatch(vs [][]float32, threads int) ([]uint32, error) {
 // into the graph; see AddBatch.
 func (x *Index) insertChunk(ids []uint32, levels []int, threads int) {
 	top, entry := x.maxLevel, x.entry
-	// sel[k][lc] is node k's candidates on layer lc, then its neighbours.
+	// sel[k][lc] is node k's neighbours on layer lc.
 	sel := make([][][]item, len(ids))
 	x.parallel(len(ids), threads, func(s *searcher, k int) {
 		id, level := ids[k], levels[k]
 		q := x.vector(id)
 		sel[k] = make([][]item, level+1)
-		if top >= 0 {
-			x.candidates(s, q, entry, level, top, func(lc int, sorted []item) {
-				sel[k][lc] = append([]item(nil), sorted...)
-			})
-		}
-		for lc := range level + 1 {
+		// choose takes the nearest of the graph's candidates on layer lc
+		// (found, closest first) and the chunk's earlier nodes there, and
+		// keeps the node's neighbours among them.
+		choose := func(lc int, found []item) {
 			mates := s.tmp[:0]
 			for j := range k {
 				if levels[j] >= lc {
@@ -126,12 +124,17 @@ func (x *Index) insertChunk(ids []uint32, levels []int, threads int) {
 			s.tmp = mates
 			// The efConstruction nearest of both, as a search of the
 			// whole graph would have returned: more only slows the
-			// heuristic.
-			cands := mergeItems(s.sorted[:0], sel[k][lc], mates, x.efc)
-			s.sorted = cands
-			sel[k][lc] = x.selectNeighbours(cands, x.m, s.sel[:0])
-			sel[k][lc] = append([]item(nil), sel[k][lc]...)
+			// heuristic. (found is s.sorted, which candidates still needs.)
+			s.sel2 = mergeItems(s.sel2[:0], found, mates, x.efc)
+			s.sel = x.selectNeighbours(s.sel2, x.m, s.sel[:0])
+			sel[k][lc] = append([]item(nil), s.sel...)
 			x.setBlock(id, lc, sel[k][lc])
+		}
+		if top >= 0 {
+			x.candidates(s, q, entry, level, top, choose)
+		}
+		for lc := level; lc > top; lc-- {
+			choose(lc, nil) // above the graph's top layer: the chunk alone
 		}
 	})
 	// Back-links: a neighbour's lists are changed by one goroutine only,

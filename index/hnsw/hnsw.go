@@ -25,7 +25,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/quarry-rag/quarry/index/bitset"
 	"github.com/quarry-rag/quarry/index/vec"
@@ -451,7 +450,7 @@ func (x *Index) MapVectors(dir string) error {
 		return err
 	}
 	live := x.vecs[:x.n*x.dim]
-	err = r.writeAt(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(live))), 4*len(live)), 0)
+	err = r.writeAt(floatBytes(live), 0)
 	var v []float32
 	if err == nil {
 		v, err = r.reserve(max(cap(x.vecs), len(live)))

@@ -262,7 +262,7 @@ func (d *decoder) f32s(n uint64) []float32 {
 		// than through the buffer and a second copy (the vectors are most
 		// of a graph's file).
 		out := make([]float32, n)
-		raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), 4*len(out))
+		raw := floatBytes(out)
 		for len(raw) > 0 && d.err == nil {
 			c := min(len(raw), 1<<20)
 			d.fill(raw[:c])
@@ -323,6 +323,11 @@ func (d *decoder) f32sInto(rows *rowFile, n uint64) []float32 {
 		return nil
 	}
 	return out
+}
+
+// floatBytes is v's memory as bytes, in the machine's byte order.
+func floatBytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
 
 // littleEndian reports the machine's byte order, fixed at start-up.

@@ -51,15 +51,33 @@ func Norm(v []float32) float32 {
 // Normalize scales v in place to unit L2 norm. A zero or non-finite norm is
 // ErrZeroNorm and leaves v untouched.
 func Normalize(v []float32) error {
-	n := float64(Norm(v))
-	if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
-		return ErrZeroNorm
+	n, err := normOf(v)
+	if err != nil {
+		return err
 	}
 	inv := float32(1 / n)
 	for i := range v {
 		v[i] *= inv
 	}
 	return nil
+}
+
+// CheckNormalize reports the error Normalize would return for v, without
+// changing it: callers that must refuse a batch before changing anything
+// check every vector first.
+func CheckNormalize(v []float32) error {
+	_, err := normOf(v)
+	return err
+}
+
+// normOf is v's norm, or ErrZeroNorm when v has no direction (zero,
+// infinite or NaN).
+func normOf(v []float32) (float64, error) {
+	n := float64(Norm(v))
+	if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return 0, ErrZeroNorm
+	}
+	return n, nil
 }
 
 // Normalized returns a unit-norm copy of v, leaving v untouched.

@@ -96,16 +96,10 @@ func (ix *Index) compileCondition(c *filter.Condition) (odata, error) {
 			}
 			return odata{t: filter.Never}, nil
 		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
 		var lits, eqs []string
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				lits = append(lits, literal(v))
-				eqs = append(eqs, name+" eq "+literal(v))
-			}
+		for _, v := range filter.StoredValues(typ, c) {
+			lits = append(lits, literal(v))
+			eqs = append(eqs, name+" eq "+literal(v))
 		}
 		switch {
 		case len(eqs) == 0 && c.Op == filter.OpNeq:

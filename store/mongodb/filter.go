@@ -109,16 +109,7 @@ func compileSearchCondition(c *filter.Condition, schema *document.Schema) (op, f
 			}
 			return never()
 		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
-		var vals bson.A
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				vals = append(vals, v)
-			}
-		}
+		vals := bson.A(filter.StoredValues(typ, c))
 		switch {
 		case len(vals) == 0 && c.Op == filter.OpNeq:
 			return one(present) // a value of another type is never equal

@@ -155,16 +155,7 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 			}
 			return constant(filter.Never), nil
 		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
-		var vals []any
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				vals = append(vals, v)
-			}
-		}
+		vals := filter.StoredValues(typ, c)
 		switch {
 		case c.Op == filter.OpNeq && len(vals) == 0:
 			return one(exists) // a value of another type is never equal

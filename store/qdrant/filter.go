@@ -123,16 +123,7 @@ func compileCondition(c *filter.Condition, schema *document.Schema) (compiled, e
 			}
 			return constant(never), nil
 		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
-		var vals []any
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				vals = append(vals, v)
-			}
-		}
+		vals := filter.StoredValues(typ, c)
 		if len(vals) == 0 {
 			if c.Op == filter.OpNeq {
 				return one(present), nil // a value of another type is never equal

@@ -132,15 +132,9 @@ func (s *Syntax) condition(c *filter.Condition, schema *document.Schema) (string
 			}
 			return never()
 		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
 		var vals []string
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				vals = append(vals, s.Literal(v))
-			}
+		for _, v := range filter.StoredValues(typ, c) {
+			vals = append(vals, s.Literal(v))
 		}
 		switch {
 		case len(vals) == 0 && c.Op == filter.OpNeq:

@@ -117,16 +117,7 @@ func (s *Syntax) condition(c *filter.Condition, schema *document.Schema) (any, f
 			}
 			return never()
 		}
-		wants := []any{c.Value}
-		if c.Op == filter.OpIn {
-			wants = c.Value.([]any)
-		}
-		var vals []any
-		for _, w := range wants {
-			if v, ok := filter.StoredValue(typ, w); ok {
-				vals = append(vals, v)
-			}
-		}
+		vals := filter.StoredValues(typ, c)
 		switch {
 		case len(vals) == 0 && c.Op == filter.OpNeq:
 			return orPresent() // a value of another type is never equal
