@@ -41,37 +41,13 @@ type Options struct {
 	// statistics need not rank first, so the keyword test asks that it be
 	// among the hits, not at the top.
 	ShardLocalScores bool
-	// Replicated says a search reads one replica of each shard while a
-	// write is acknowledged once a quorum of replicas holds it (Weaviate
-	// with replicas): a search right after a write may, for a moment, be
-	// answered by a replica still committing it. Cases that compare
-	// several searches with each other then retry, for up to Settle, until
-	// the replicas agree, and fail only if they never do.
-	Replicated bool
 }
 
-// Settle bounds how long a replicated store's searches may take to agree
-// after a write.
-const Settle = 10 * time.Second
-
-// eventually runs check until it reports no problem, once on a store
-// whose searches are consistent and for up to Settle on a replicated one;
-// the last attempt's problems are the test's errors.
-func eventually(t *testing.T, opts Options, check func() []string) {
+// check reports a check's problems as the test's errors.
+func check(t *testing.T, problems []string) {
 	t.Helper()
-	deadline := time.Now().Add(Settle)
-	for {
-		problems := check()
-		if len(problems) == 0 {
-			return
-		}
-		if !opts.Replicated || time.Now().After(deadline) {
-			for _, p := range problems {
-				t.Error(p)
-			}
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	for _, p := range problems {
+		t.Error(p)
 	}
 }
 
@@ -99,7 +75,7 @@ func RunWith(t *testing.T, open Opener, opts Options) {
 		{"OrderingAndTopK", testOrdering},
 		{"SearchRequestValidation", testSearchRequestValidation},
 		{"KeywordSearch", func(t *testing.T, s *store.Store) { testKeywordSearch(t, s, opts) }},
-		{"HybridSearch", func(t *testing.T, s *store.Store) { testHybridSearch(t, s, opts) }},
+		{"HybridSearch", testHybridSearch},
 		{"SearchVectors", testSearchVectors},
 		{"ConcurrentReadersDuringWrites", testConcurrency},
 		{"ReplaceSources", testReplaceSources},
@@ -795,21 +771,14 @@ func testKeywordSearch(t *testing.T, s *store.Store, opts Options) {
 	if _, err := c.Search(ctx(t), store.SearchRequest{Query: "shipping days"}); errors.Is(err, store.ErrUnsupported) {
 		t.Skip("store has no keyword search")
 	}
-	var hits []store.Hit
-	eventually(t, opts, func() []string {
-		var err error
-		if hits, err = c.Search(ctx(t), store.SearchRequest{Query: "shipping days"}); err != nil {
-			return []string{err.Error()}
-		}
-		switch {
-		case opts.ShardLocalScores && !slices.Contains(hitIDs(hits), "shipping"),
-			!opts.ShardLocalScores && (len(hits) == 0 || hits[0].Doc.ID != "shipping"):
-			return []string{fmt.Sprintf("keyword search: %v", hitIDs(hits))}
-		}
-		return nil
-	})
-	if t.Failed() {
-		return
+	hits, err := c.Search(ctx(t), store.SearchRequest{Query: "shipping days"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case opts.ShardLocalScores && !slices.Contains(hitIDs(hits), "shipping"),
+		!opts.ShardLocalScores && (len(hits) == 0 || hits[0].Doc.ID != "shipping"):
+		t.Fatalf("keyword search: %v", hitIDs(hits))
 	}
 	for i, h := range hits {
 		if !h.Doc.Scored || h.Doc.Score <= 0 {
@@ -834,7 +803,7 @@ func testKeywordSearch(t *testing.T, s *store.Store, opts Options) {
 	}
 }
 
-func testHybridSearch(t *testing.T, s *store.Store, opts Options) {
+func testHybridSearch(t *testing.T, s *store.Store) {
 	c := mustCollection(t, s, "docs", 2)
 	docs := keywordCorpus()
 	mustUpsert(t, c, docs...)
@@ -842,7 +811,7 @@ func testHybridSearch(t *testing.T, s *store.Store, opts Options) {
 	if _, err := c.Search(ctx(t), req); errors.Is(err, store.ErrUnsupported) {
 		t.Skip("store has no keyword search")
 	}
-	eventually(t, opts, func() []string {
+	check(t, func() []string {
 		hits, err := c.Search(ctx(t), req)
 		if err != nil {
 			return []string{err.Error()}
@@ -882,7 +851,7 @@ func testHybridSearch(t *testing.T, s *store.Store, opts Options) {
 			problems = append(problems, fmt.Sprintf("hybrid top hit %s", hits[0].Doc.ID))
 		}
 		return problems
-	})
+	}())
 	// Filters apply inside each branch.
 	hits, err := c.Search(ctx(t), store.SearchRequest{Query: "refunds", Embedding: []float32{4, 1}, Filter: filter.Lte("year", 2021)})
 	if err != nil {
