@@ -458,10 +458,16 @@ func (x *Index) MapVectors(dir string) error {
 	if err != nil {
 		return errors.Join(err, r.close())
 	}
-	x.vecs, x.rows = v[:len(live)], r
+	x.vecs = v[:len(live)]
+	x.useRows(r)
+	return nil
+}
+
+// useRows makes r the file holding the index's vectors (already in it).
+func (x *Index) useRows(r *rowFile) {
+	x.rows = r
 	// An index dropped without Close still releases its mapping.
 	x.unmap = runtime.AddCleanup(x, func(r *rowFile) { r.close() }, r)
-	return nil
 }
 
 // VectorsMapped reports whether the float32 vectors live in a mapped file

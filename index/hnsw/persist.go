@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"unsafe"
 
 	"github.com/quarry-rag/quarry/index/vec"
@@ -443,8 +442,7 @@ func read(r io.Reader, dir string) (x *Index, err error) {
 		return nil, err
 	}
 	if rows != nil {
-		x.rows = rows
-		x.unmap = runtime.AddCleanup(x, func(r *rowFile) { r.close() }, rows)
+		x.useRows(rows)
 	}
 	return x, nil
 }

@@ -35,6 +35,9 @@ func (d *Dataset) NQ() int { return len(d.Queries) / d.Dim }
 // Query returns query i.
 func (d *Dataset) Query(i int) []float32 { return d.Queries[i*d.Dim : (i+1)*d.Dim] }
 
+// Vector returns base vector i.
+func (d *Dataset) Vector(i int) []float32 { return d.Base[i*d.Dim : (i+1)*d.Dim] }
+
 // Generate draws n base vectors and nq queries from a mixture of clusters
 // isotropic Gaussians around random unit centres with per-coordinate standard
 // deviation sigma, every vector L2-normalised. Equal arguments give equal

@@ -211,7 +211,7 @@ func (rep *Report) parallel(ctx context.Context, d *Dataset, log io.Writer) erro
 	defer x.Close()
 	rows := make([][]float32, d.N())
 	for i := range rows {
-		rows[i] = d.Base[i*d.Dim : (i+1)*d.Dim]
+		rows[i] = d.Vector(i)
 	}
 	t0, c0 := time.Now(), cpuTime()
 	if _, err := x.AddBatch(rows, cfg.BuildThreads); err != nil {
@@ -335,7 +335,7 @@ func (rep *Report) exact(d *Dataset, log io.Writer) error {
 		q := d.Query(i)
 		top.Reset(cfg.K)
 		for j := range d.N() {
-			row := d.Base[j*d.Dim : (j+1)*d.Dim]
+			row := d.Vector(j)
 			var s float32
 			for c := range row {
 				s += q[c] * row[c]
@@ -431,7 +431,7 @@ func (rep *Report) build(ctx context.Context, d *Dataset, log io.Writer) (*hnsw.
 				return nil, err
 			}
 		}
-		if _, err := x.Add(d.Base[i*d.Dim : (i+1)*d.Dim]); err != nil {
+		if _, err := x.Add(d.Vector(i)); err != nil {
 			return nil, fmt.Errorf("build: %w", err)
 		}
 	}

@@ -43,14 +43,6 @@ type Options struct {
 	ShardLocalScores bool
 }
 
-// check reports a check's problems as the test's errors.
-func check(t *testing.T, problems []string) {
-	t.Helper()
-	for _, p := range problems {
-		t.Error(p)
-	}
-}
-
 // Run runs the whole suite.
 func Run(t *testing.T, open Opener) { RunWith(t, open, Options{}) }
 
@@ -768,16 +760,17 @@ func keywordCorpus() []*document.Document {
 func testKeywordSearch(t *testing.T, s *store.Store, opts Options) {
 	c := mustCollection(t, s, "docs", 2)
 	mustUpsert(t, c, keywordCorpus()...)
-	if _, err := c.Search(ctx(t), store.SearchRequest{Query: "shipping days"}); errors.Is(err, store.ErrUnsupported) {
+	hits, err := c.Search(ctx(t), store.SearchRequest{Query: "shipping days"})
+	if errors.Is(err, store.ErrUnsupported) {
 		t.Skip("store has no keyword search")
 	}
-	hits, err := c.Search(ctx(t), store.SearchRequest{Query: "shipping days"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	switch {
-	case opts.ShardLocalScores && !slices.Contains(hitIDs(hits), "shipping"),
-		!opts.ShardLocalScores && (len(hits) == 0 || hits[0].Doc.ID != "shipping"):
+	case opts.ShardLocalScores && !slices.Contains(hitIDs(hits), "shipping"):
+		t.Fatalf("keyword search: %v", hitIDs(hits))
+	case !opts.ShardLocalScores && (len(hits) == 0 || hits[0].Doc.ID != "shipping"):
 		t.Fatalf("keyword search: %v", hitIDs(hits))
 	}
 	for i, h := range hits {
@@ -808,52 +801,48 @@ func testHybridSearch(t *testing.T, s *store.Store) {
 	docs := keywordCorpus()
 	mustUpsert(t, c, docs...)
 	req := store.SearchRequest{Query: "refunds", Embedding: []float32{4, 1}, TopK: 3, Explain: true}
-	if _, err := c.Search(ctx(t), req); errors.Is(err, store.ErrUnsupported) {
+	hits, err := c.Search(ctx(t), req)
+	if errors.Is(err, store.ErrUnsupported) {
 		t.Skip("store has no keyword search")
 	}
-	check(t, func() []string {
-		hits, err := c.Search(ctx(t), req)
-		if err != nil {
-			return []string{err.Error()}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reference: fuse the two branches as SEMANTICS §5 says.
+	vec, err := c.Search(ctx(t), store.SearchRequest{Embedding: req.Embedding, TopK: 2 * req.TopK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kw, err := c.Search(ctx(t), store.SearchRequest{Query: req.Query, TopK: 2 * req.TopK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rrf := map[string]float64{}
+	for i, h := range vec {
+		rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
+	}
+	for i, h := range kw {
+		rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
+	}
+	if len(hits) != req.TopK {
+		t.Fatalf("hybrid returned %d hits", len(hits))
+	}
+	for i, h := range hits {
+		if math.Abs(h.Doc.Score-rrf[h.Doc.ID]) > 1e-9 {
+			t.Errorf("hit %s: fused score %v, reference %v", h.Doc.ID, h.Doc.Score, rrf[h.Doc.ID])
 		}
-		// Reference: fuse the two branches as SEMANTICS §5 says.
-		vec, err := c.Search(ctx(t), store.SearchRequest{Embedding: req.Embedding, TopK: 2 * req.TopK})
-		if err != nil {
-			return []string{err.Error()}
+		if h.Explain == nil || (h.Explain.Vector == nil && h.Explain.Keyword == nil) {
+			t.Errorf("hit %d: no explanation", i)
 		}
-		kw, err := c.Search(ctx(t), store.SearchRequest{Query: req.Query, TopK: 2 * req.TopK})
-		if err != nil {
-			return []string{err.Error()}
+		if i > 0 && store.Less(h.Doc, hits[i-1].Doc) {
+			t.Error("hybrid results out of order")
 		}
-		rrf := map[string]float64{}
-		for i, h := range vec {
-			rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
-		}
-		for i, h := range kw {
-			rrf[h.Doc.ID] += 1.0 / float64(60+i+1)
-		}
-		if len(hits) != req.TopK {
-			return []string{fmt.Sprintf("hybrid returned %d hits", len(hits))}
-		}
-		var problems []string
-		for i, h := range hits {
-			if math.Abs(h.Doc.Score-rrf[h.Doc.ID]) > 1e-9 {
-				problems = append(problems, fmt.Sprintf("hit %s: fused score %v, reference %v", h.Doc.ID, h.Doc.Score, rrf[h.Doc.ID]))
-			}
-			if h.Explain == nil || (h.Explain.Vector == nil && h.Explain.Keyword == nil) {
-				problems = append(problems, fmt.Sprintf("hit %d: no explanation", i))
-			}
-			if i > 0 && store.Less(h.Doc, hits[i-1].Doc) {
-				problems = append(problems, "hybrid results out of order")
-			}
-		}
-		if hits[0].Doc.ID != "returns" && hits[0].Doc.ID != "refunds" {
-			problems = append(problems, fmt.Sprintf("hybrid top hit %s", hits[0].Doc.ID))
-		}
-		return problems
-	}())
+	}
+	if hits[0].Doc.ID != "returns" && hits[0].Doc.ID != "refunds" {
+		t.Errorf("hybrid top hit %s", hits[0].Doc.ID)
+	}
 	// Filters apply inside each branch.
-	hits, err := c.Search(ctx(t), store.SearchRequest{Query: "refunds", Embedding: []float32{4, 1}, Filter: filter.Lte("year", 2021)})
+	hits, err = c.Search(ctx(t), store.SearchRequest{Query: "refunds", Embedding: []float32{4, 1}, Filter: filter.Lte("year", 2021)})
 	if err != nil {
 		t.Fatal(err)
 	}
