@@ -22,14 +22,14 @@ func (b *Backend) SearchHybrid(ctx context.Context, name string, req store.Searc
 		return nil, err
 	}
 	lead := append(keywordArgs(b.bm25, languages[ci.cfg.Language], req.Query), pgvector.NewVector(req.Embedding))
-	w, args, err := where(ci.id, req.Filter, len(lead))
+	w, err := where(ci.id, req.Filter, len(lead))
 	if err != nil {
 		return nil, err
 	}
-	sql := hybridSQL(b.bm25, strconv.Itoa(ci.cfg.Model.Dimension), w, 2*req.TopK)
-	qargs := append(lead, args...)
+	sql := hybridSQL(b.bm25, strconv.Itoa(ci.cfg.Model.Dimension), w.sql, 2*req.TopK)
+	qargs := append(lead, w.args...)
 	var vec, kw []*document.Document
-	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+	err = b.read(ctx, w, func(tx pgx.Tx) error {
 		ef := max(hnswMinEf, 2*(2*req.TopK))
 		if !b.bm25 {
 			if _, err := tx.Exec(ctx, keywordSettings); err != nil {

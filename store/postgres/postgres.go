@@ -17,6 +17,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -33,6 +34,10 @@ func (driver) Open(ctx context.Context, url string) (store.Backend, error) {
 	return Open(ctx, url)
 }
 
+// defaultMaxConns is the pool size when the URL names none
+// (pool_max_conns).
+const defaultMaxConns = 10
+
 // MaxHNSWDimension is pgvector's limit for an HNSW index on vector.
 const MaxHNSWDimension = 2000
 
@@ -48,6 +53,11 @@ type Backend struct {
 	copyMin int
 	// origins is set when quarry_sources has its origin column.
 	origins bool
+	// fence is set when raw fragments can run fenced (detectFence);
+	// fenceSlots bounds how many run at once (nil: no bound, inside a
+	// caller's transaction).
+	fence      bool
+	fenceSlots chan struct{}
 }
 
 // conn is what both a pool and a transaction offer; Begin on a transaction
@@ -70,11 +80,16 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx's default, the number of CPUs (at least 4), lets a few slow
+		// statements hold every connection of a small machine.
+		cfg.MaxConns = max(cfg.MaxConns, defaultMaxConns)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	b := &Backend{pool: pool, db: pool, copyMin: copyThreshold}
+	b := &Backend{pool: pool, db: pool, copyMin: copyThreshold, fenceSlots: make(chan struct{}, max(1, cfg.MaxConns/2))}
 	if err := b.open(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -97,6 +112,7 @@ func (b *Backend) open(ctx context.Context) error {
 	}
 	b.origins = b.detectOrigins(ctx)
 	b.identityNodeIDs(ctx)
+	b.fence = b.detectFence(ctx)
 	b.bm25, err = b.detectBM25(ctx)
 	return err
 }
@@ -148,7 +164,7 @@ func (b *Backend) identityNodeIDs(ctx context.Context) {
 // caller's transaction decides whether anything is committed. Like tx
 // itself, the view is for one goroutine; closing it does not end tx.
 func (b *Backend) WithTx(tx pgx.Tx) *Backend {
-	return &Backend{db: tx, bm25: b.bm25, copyMin: b.copyMin, origins: b.origins}
+	return &Backend{db: tx, bm25: b.bm25, copyMin: b.copyMin, origins: b.origins, fence: b.fence}
 }
 
 // Begin starts a transaction for WithTx.

@@ -49,7 +49,7 @@ func TestRawFragmentCannotEscape(t *testing.T) {
 		f := filter.Merge(scope, filter.NewRaw(postgres.Dialect, frag))
 		for _, mode := range []store.Mode{store.ModeKeyword, store.ModeVector, store.ModeHybrid} {
 			_, err := colls[0].Search(ctx, store.SearchRequest{Query: "secret", Embedding: []float32{1, 0, 0}, Mode: mode, Filter: f, TopK: 10})
-			if err == nil || !strings.Contains(err.Error(), "raw SQL fragment") {
+			if err == nil || !strings.Contains(err.Error(), "postgres raw fragment") {
 				t.Errorf("%s search with %q: %v", mode, frag, err)
 			}
 		}

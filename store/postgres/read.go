@@ -11,6 +11,7 @@ import (
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
 )
 
 const docColumns = `id, content, source_type, source_name, metadata::text, embedding, provenance::text`
@@ -92,47 +93,147 @@ func (b *Backend) Get(ctx context.Context, name string, ids []string) ([]*docume
 
 // where builds the WHERE clause of a collection and a filter. It always
 // starts with "collection_id = N", the filter following after " AND ":
-// bm25CTE relies on that shape.
-func where(cid int, f filter.Expr, argBase int) (string, []any, error) {
-	w := "collection_id = " + strconv.Itoa(cid) // inlined so partial indexes apply
+// bm25CTE relies on that shape. A filter with raw fragments is guarded
+// (sqlexpr.Guarded) and marked to run fenced (Backend.read).
+func where(cid int, f filter.Expr, argBase int) (clause, error) {
+	lead := "collection_id = " + strconv.Itoa(cid) // inlined so partial indexes apply
+	w := clause{sql: lead, cid: cid, f: f}
 	if f == nil {
-		return w, nil, nil
+		return w, nil
+	}
+	if sqlexpr.HasRaw(f) {
+		c, err := compileGuarded(f, lead, argBase)
+		if err != nil {
+			return clause{}, err
+		}
+		w.sql, w.args, w.fenced = c.sql, c.args, true
+		return w, nil
 	}
 	c, err := compileFilter(f, argBase)
 	if err != nil {
-		return "", nil, err
+		return clause{}, err
 	}
-	return w + " AND " + c.sql, c.args, nil
+	w.sql, w.args = lead+" AND "+c.sql, c.args
+	return w, nil
 }
 
-// Delete implements store.Backend.
+// Delete implements store.Backend. A filter with raw fragments selects
+// the rows to delete under the fence, in a savepoint that is rolled back;
+// they are then deleted by id, the rest of the filter tested again, as
+// Quarry's own role.
 func (b *Backend) Delete(ctx context.Context, name string, f filter.Expr) (int, error) {
 	ci, err := b.info(ctx, name)
 	if err != nil {
 		return 0, err
 	}
-	w, args, err := where(ci.id, f, 0)
+	w, err := where(ci.id, f, 0)
 	if err != nil {
 		return 0, err
 	}
+	if w.fenced {
+		return b.deleteFenced(ctx, ci.id, w)
+	}
 	var n int
 	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
-		// A source that loses chunks no longer matches its recorded hash.
-		if _, err := tx.Exec(ctx, `DELETE FROM quarry_sources s USING (SELECT DISTINCT source_type, source_name FROM quarry_documents WHERE `+w+`) d
-			WHERE s.collection_id = `+strconv.Itoa(ci.id)+` AND s.source_type = d.source_type AND s.source_name = d.source_name`, args...); err != nil {
-			return fmt.Errorf("forget sources: %w", err)
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM quarry_documents WHERE `+w, args...)
-		if err != nil {
-			return fmt.Errorf("delete documents: %w", err)
-		}
-		n = int(tag.RowsAffected())
-		return nil
+		var err error
+		n, err = deleteWhere(ctx, tx, ci.id, w.sql, w.args)
+		return err
 	})
 	if err != nil {
 		return 0, err
 	}
 	return n, nil
+}
+
+// deleteWhere deletes the rows under w and forgets their sources' hashes.
+func deleteWhere(ctx context.Context, tx pgx.Tx, cid int, w string, args []any) (int, error) {
+	// A source that loses chunks no longer matches its recorded hash.
+	if _, err := tx.Exec(ctx, `DELETE FROM quarry_sources s USING (SELECT DISTINCT source_type, source_name FROM quarry_documents WHERE `+w+`) d
+		WHERE s.collection_id = `+strconv.Itoa(cid)+` AND s.source_type = d.source_type AND s.source_name = d.source_name`, args...); err != nil {
+		return 0, fmt.Errorf("forget sources: %w", err)
+	}
+	tag, err := tx.Exec(ctx, `DELETE FROM quarry_documents WHERE `+w, args...)
+	if err != nil {
+		return 0, fmt.Errorf("delete documents: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+func (b *Backend) deleteFenced(ctx context.Context, cid int, w clause) (int, error) {
+	if !b.fence {
+		return 0, errNoFence
+	}
+	release, err := b.acquireFence(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	safe, err := where(cid, withoutRaw(w.f), 1)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+		sp, err := tx.Begin(ctx)
+		if err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if err := enterFence(ctx, sp, w); err != nil {
+			_ = sp.Rollback(ctx)
+			return err
+		}
+		rows, err := sp.Query(ctx, `SELECT id FROM quarry_documents WHERE `+w.sql, w.args...)
+		var ids []string
+		if err == nil {
+			ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		// Whatever the fragment did goes with the savepoint, the role
+		// switch and timeout with it.
+		if rerr := sp.Rollback(ctx); err == nil && rerr != nil {
+			err = fmt.Errorf("leave the fence: %w", rerr)
+		}
+		if err != nil {
+			return fencedError(err)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		n, err = deleteWhere(ctx, tx, cid, safe.sql+" AND id = ANY($1)", append([]any{ids}, safe.args...))
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// withoutRaw is f with its raw fragments taken as true, nil when nothing
+// else is left: the part of a filter Quarry compiles itself.
+func withoutRaw(f filter.Expr) filter.Expr {
+	switch x := f.(type) {
+	case *filter.Raw:
+		return nil
+	case *filter.Group:
+		var keep []filter.Expr
+		for _, c := range x.Conditions {
+			c = withoutRaw(c)
+			if c == nil {
+				if x.Op == filter.OpOr {
+					return nil // one branch is true: the whole OR is
+				}
+				continue
+			}
+			keep = append(keep, c)
+		}
+		switch len(keep) {
+		case 0:
+			return nil
+		case 1:
+			return keep[0]
+		}
+		return &filter.Group{Op: x.Op, Conditions: keep}
+	}
+	return f
 }
 
 // Count implements store.Backend.
@@ -141,12 +242,21 @@ func (b *Backend) Count(ctx context.Context, name string, f filter.Expr) (int, e
 	if err != nil {
 		return 0, err
 	}
-	w, args, err := where(ci.id, f, 0)
+	w, err := where(ci.id, f, 0)
 	if err != nil {
 		return 0, err
 	}
 	var n int
-	if err := b.db.QueryRow(ctx, `SELECT count(*) FROM quarry_documents WHERE `+w, args...).Scan(&n); err != nil {
+	if !w.fenced {
+		if err := b.db.QueryRow(ctx, `SELECT count(*) FROM quarry_documents WHERE `+w.sql, w.args...).Scan(&n); err != nil {
+			return 0, fmt.Errorf("count documents: %w", err)
+		}
+		return n, nil
+	}
+	err = b.read(ctx, w, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM quarry_documents WHERE `+w.sql, w.args...).Scan(&n)
+	})
+	if err != nil {
 		return 0, fmt.Errorf("count documents: %w", err)
 	}
 	return n, nil

@@ -32,18 +32,18 @@ func (b *Backend) SearchVector(ctx context.Context, name string, q []float32, f 
 	if err != nil {
 		return nil, err
 	}
-	w, args, err := where(ci.id, f, 1)
+	w, err := where(ci.id, f, 1)
 	if err != nil {
 		return nil, err
 	}
-	sql := vectorSQL(strconv.Itoa(ci.cfg.Model.Dimension), w, k+tieSlack)
+	sql := vectorSQL(strconv.Itoa(ci.cfg.Model.Dimension), w.sql, k+tieSlack)
 	var out []*document.Document
-	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+	err = b.read(ctx, w, func(tx pgx.Tx) error {
 		ef := max(hnswMinEf, 2*(k+tieSlack))
 		if _, err := tx.Exec(ctx, `SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = `+strconv.Itoa(min(ef, 1000))); err != nil {
 			return fmt.Errorf("configure search: %w", err)
 		}
-		out, err = queryScored(ctx, tx, sql, append([]any{pgvector.NewVector(q)}, args...)...)
+		out, err = queryScored(ctx, tx, sql, append([]any{pgvector.NewVector(q)}, w.args...)...)
 		return err
 	})
 	if err != nil {
@@ -62,16 +62,16 @@ func (b *Backend) SearchKeyword(ctx context.Context, name string, query string, 
 		return nil, err
 	}
 	lead := keywordArgs(b.bm25, languages[ci.cfg.Language], query)
-	w, args, err := where(ci.id, f, len(lead))
+	w, err := where(ci.id, f, len(lead))
 	if err != nil {
 		return nil, err
 	}
 	var out []*document.Document
-	err = pgx.BeginFunc(ctx, b.db, func(tx pgx.Tx) error {
+	err = b.read(ctx, w, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, keywordSettings); err != nil {
 			return fmt.Errorf("configure search: %w", err)
 		}
-		out, err = queryScored(ctx, tx, keywordSQL(b.bm25, w, k), append(lead, args...)...)
+		out, err = queryScored(ctx, tx, keywordSQL(b.bm25, w.sql, k), append(lead, w.args...)...)
 		return err
 	})
 	if err != nil {

@@ -199,7 +199,7 @@ func (b *Backend) Setup(ctx context.Context) error {
 		if err := checkColumns(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, setupSQL+hierarchySQL+settingsSQL); err != nil {
+		if _, err := tx.Exec(ctx, setupSQL+hierarchySQL+settingsSQL+fragmentSQL); err != nil {
 			return fmt.Errorf("postgres setup (needs a role that may create the vector extension and tables): %w", err)
 		}
 		var paradedb bool

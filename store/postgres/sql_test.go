@@ -23,11 +23,12 @@ func TestSearchSQLGolden(t *testing.T) {
 	}
 	for _, bm25 := range []bool{false, true} {
 		lead := keywordArgs(bm25, "english", "hnsw index")
-		w, args, err := where(7, f, len(lead))
+		wc, err := where(7, f, len(lead))
 		if err != nil {
 			t.Fatal(err)
 		}
-		hw, _, err := where(7, f, len(lead)+1)
+		w, args := wc.sql, wc.args
+		hw, err := where(7, f, len(lead)+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,14 +38,14 @@ func TestSearchSQLGolden(t *testing.T) {
 		}
 		golden := map[string]string{
 			"keyword_" + engine: keywordSQL(bm25, w, 10),
-			"hybrid_" + engine:  hybridSQL(bm25, "384", hw, 20),
+			"hybrid_" + engine:  hybridSQL(bm25, "384", hw.sql, 20),
 		}
 		if !bm25 {
-			vw, _, err := where(7, f, 1)
+			vw, err := where(7, f, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden["vector"] = vectorSQL("384", vw, 18)
+			golden["vector"] = vectorSQL("384", vw.sql, 18)
 		}
 		for name, sql := range golden {
 			for _, a := range args {
@@ -79,11 +80,11 @@ func TestSearchSQLGolden(t *testing.T) {
 // their text: the collection and filter inside every branch before its
 // limit, and pg_search's operators on the index's key field.
 func TestBM25SQLShape(t *testing.T) {
-	w, _, err := where(3, filter.Eq("tenant", "acme"), 2)
+	w, err := where(3, filter.Eq("tenant", "acme"), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sql := hybridSQL(true, "8", w, 10)
+	sql := hybridSQL(true, "8", w.sql, 10)
 	for _, branch := range []string{"v AS (", "k AS ("} {
 		i := strings.Index(sql, branch)
 		if i < 0 {

@@ -7,6 +7,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
+	"github.com/quarry-rag/quarry/store/internal/sqlfrag"
 )
 
 // Dialect is the tag raw filter fragments for this store carry.
@@ -14,8 +15,8 @@ const Dialect = "postgres"
 
 // compiled is a WHERE fragment and its bound arguments. Values only ever
 // travel as arguments; the SQL text holds column names, operators and
-// placeholders, and raw fragments tagged "postgres" verbatim once
-// checkFragment has shown they stay one parenthesised expression.
+// placeholders, and raw fragments tagged "postgres" as sqlfrag prints
+// them once they have parsed.
 type compiled struct {
 	sql  string
 	args []any
@@ -35,6 +36,18 @@ func compileFilter(e filter.Expr, argBase int) (compiled, error) {
 	return compiled{sql: s, args: c.args}, nil
 }
 
+// compileGuarded is compileFilter for a filter with raw fragments: lead
+// and the rest of the filter are tested before any fragment is
+// (sqlexpr.Guarded).
+func compileGuarded(e filter.Expr, lead string, argBase int) (compiled, error) {
+	c := &compiler{n: argBase}
+	s, err := sqlexpr.Guarded(e, c, lead)
+	if err != nil {
+		return compiled{}, err
+	}
+	return compiled{sql: s, args: c.args}, nil
+}
+
 type compiler struct {
 	n    int
 	args []any
@@ -46,17 +59,18 @@ func (c *compiler) bind(v any) string {
 	return "$" + strconv.Itoa(c.n)
 }
 
-// Raw implements sqlexpr.Compiler: a fragment tagged "postgres", once
-// checkFragment has shown it stays one expression.
+// Raw implements sqlexpr.Compiler: a fragment tagged "postgres", parsed
+// against sqlfrag's allow-list and printed back as the SQL Quarry runs.
 func (c *compiler) Raw(x *filter.Raw) (string, error) {
 	frag, err := sqlexpr.Fragment(x, Dialect)
 	if err != nil {
 		return "", err
 	}
-	if err := checkFragment(frag); err != nil {
+	sql, err := sqlfrag.Rewrite(sqlfrag.Postgres, frag, nil)
+	if err != nil {
 		return "", err
 	}
-	return "(" + frag + ")", nil
+	return "(" + sql + ")", nil
 }
 
 // Condition implements sqlexpr.Compiler.

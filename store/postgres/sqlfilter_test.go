@@ -69,8 +69,14 @@ func TestHostileValuesOnlyInArguments(t *testing.T) {
 func TestRawFragments(t *testing.T) {
 	ok := filter.And(filter.Eq("a", 1), filter.NewRaw(Dialect, "metadata ? 'x'"))
 	c, err := compileFilter(ok, 0)
-	if err != nil || !strings.Contains(c.sql, "(metadata ? 'x')") {
+	if err != nil || !strings.Contains(c.sql, "((metadata ? E'x'))") {
 		t.Errorf("postgres fragment: %q %v", c.sql, err)
+	}
+	// Guarded, the rest of the filter is tested before the fragment.
+	g, err := compileGuarded(ok, "collection_id = 1", 0)
+	want := "collection_id = 1 AND (metadata->'a' = $1::text::jsonb AND TRUE) AND CASE WHEN collection_id = 1 AND (metadata->'a' = $2::text::jsonb AND TRUE) THEN (metadata->'a' = $3::text::jsonb AND ((metadata ? E'x'))) ELSE FALSE END"
+	if err != nil || g.sql != want || len(g.args) != 3 {
+		t.Errorf("guarded fragment:\n got %s %v\nwant %s", g.sql, err, want)
 	}
 	if _, err := compileFilter(filter.NewRaw("qdrant", map[string]any{}), 0); err == nil {
 		t.Error("a qdrant fragment compiled for postgres")

@@ -90,3 +90,57 @@ func VectorText(v []float32) string {
 	}
 	return string(append(buf, ']'))
 }
+
+// HasRaw reports whether e holds a raw fragment anywhere.
+func HasRaw(e filter.Expr) bool {
+	switch x := e.(type) {
+	case *filter.Raw:
+		return true
+	case *filter.Group:
+		for _, c := range x.Conditions {
+			if HasRaw(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Guarded compiles e so that its raw fragments are evaluated only on rows
+// that pass everything else the statement requires: lead (the store's own
+// conditions, such as the collection; "" for none) and e with each
+// fragment taken as true. A filter has no NOT, so that condition holds
+// wherever e does, and
+//
+//	lead AND pre AND CASE WHEN lead AND pre THEN e ELSE FALSE END
+//
+// selects exactly the rows e does. SQL leaves the order of AND's operands to
+// the planner but not CASE's: a fragment is never run on another tenant's
+// or collection's row, so neither its errors nor its time can tell anything
+// about one. The first copy of pre keeps the scope's conditions where the
+// planner can use indexes for them. The compiler sees pre, pre and e in
+// that order, the order of the text, so positional parameters line up.
+func Guarded(e filter.Expr, c Compiler, lead string) (string, error) {
+	pre, err := Walk(e, rawAsTrue{c})
+	if err != nil {
+		return "", err
+	}
+	pre2, err := Walk(e, rawAsTrue{c})
+	if err != nil {
+		return "", err
+	}
+	full, err := Walk(e, c)
+	if err != nil {
+		return "", err
+	}
+	if lead != "" {
+		pre, pre2 = lead+" AND "+pre, lead+" AND "+pre2
+	}
+	return pre + " AND CASE WHEN " + pre2 + " THEN " + full + " ELSE FALSE END", nil
+}
+
+// rawAsTrue compiles conditions with the store's compiler and every raw
+// fragment as TRUE.
+type rawAsTrue struct{ Compiler }
+
+func (rawAsTrue) Raw(*filter.Raw) (string, error) { return "TRUE", nil }
