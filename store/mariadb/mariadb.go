@@ -50,13 +50,17 @@ const Dialect = "mariadb"
 
 // Backend is the MariaDB store.Backend.
 type Backend struct {
-	db *sql.DB
+	db  *sql.DB
+	dsn string // the driver's data source name, for the fragment account's connections
 
 	// analyzers are by language, made on first use; a collection's
 	// configuration is read each time, so a collection another process
 	// drops or makes is seen at once (as on PostgreSQL).
 	mu        sync.Mutex
 	analyzers map[string]*bm25.Analyzer
+	// fence is the fragment account's pool (fence.go); nil without one,
+	// and raw fragments are then refused. Guarded by mu.
+	fence *sql.DB
 }
 
 // collInfo is a collection's configuration and its analyzer.
@@ -109,10 +113,20 @@ func Open(ctx context.Context, raw string) (*Backend, error) {
 	}
 	db.SetMaxOpenConns(16)
 	db.SetConnMaxIdleTime(time.Minute)
-	b := &Backend{db: db, analyzers: map[string]*bm25.Analyzer{}}
+	b := &Backend{db: db, dsn: dsn, analyzers: map[string]*bm25.Analyzer{}}
 	if err := b.setup(ctx); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if err := b.openFence(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if b.fence == nil {
+		// A store set up before the fragment account existed gets one
+		// when this user may create it; otherwise fragments are refused
+		// until `quarry setup` runs.
+		_ = b.setupFence(ctx)
 	}
 	return b, nil
 }
@@ -166,11 +180,15 @@ func (b *Backend) setup(ctx context.Context) error {
 // needs the CREATE privilege on the database (quarry setup). Creating and
 // dropping a collection also needs CREATE and DROP, since each is a table.
 func (b *Backend) Setup(ctx context.Context) error {
-	for _, stmt := range append(strings.Split(schemaSQL+";"+recordsSQL+";"+hierarchySQL, ";"), threadsSQL, cacheSQL) {
+	for _, stmt := range append(strings.Split(schemaSQL+";"+recordsSQL+";"+hierarchySQL, ";"), threadsSQL, cacheSQL, fragmentTableSQL) {
 		if _, err := b.db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("mariadb: create Quarry's tables (a user with the CREATE privilege runs quarry setup): %w", err)
 		}
 	}
+	// The fragment account needs CREATE USER, which a user holding only
+	// the database's privileges lacks: raw fragments are then refused,
+	// everything else works, and quarry doctor says so.
+	_ = b.setupFence(ctx)
 	return nil
 }
 
@@ -194,7 +212,16 @@ func postings(name string) string { return "`quarry_p_" + name + "`" }
 func (b *Backend) Dialect() string { return Dialect }
 
 // Close implements store.Backend.
-func (b *Backend) Close() error { return b.db.Close() }
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	fence := b.fence
+	b.fence = nil
+	b.mu.Unlock()
+	if fence != nil {
+		fence.Close()
+	}
+	return b.db.Close()
+}
 
 // Describe implements store.Describer.
 func (b *Backend) Describe(ctx context.Context) (store.Engine, error) {
@@ -255,6 +282,14 @@ func (b *Backend) CreateCollection(ctx context.Context, cfg store.CollectionConf
 			_, _ = b.db.ExecContext(ctx, `DELETE FROM quarry_collections WHERE name = ?`, cfg.Name)
 			return fmt.Errorf("mariadb: create the table of %q (each collection is a table: the user needs CREATE and DROP on the database): %w", cfg.Name, err)
 		}
+	}
+	b.mu.Lock()
+	fenced := b.fence != nil
+	b.mu.Unlock()
+	if fenced {
+		// A user without GRANT OPTION leaves the collection without raw
+		// fragments (errNoFence names the fix); nothing else changes.
+		_ = b.grantFragment(ctx, cfg.Name)
 	}
 	return nil
 }

@@ -61,6 +61,7 @@ func freshB(t testing.TB, base string) string {
 	t.Cleanup(func() {
 		if db, err := sql.Open("mysql", dsn); err == nil {
 			db.Exec("DROP DATABASE IF EXISTS " + name)
+			db.Exec("DROP USER IF EXISTS '" + mariadb.FragmentUser(name) + "'@'%'")
 			db.Close()
 		}
 	})

@@ -72,7 +72,26 @@ func scan(rows *sql.Rows, score bool) (*document.Document, error) {
 }
 
 func (b *Backend) query(ctx context.Context, score bool, q string, args ...any) ([]*document.Document, error) {
-	rows, err := b.db.QueryContext(ctx, q, args...)
+	return queryDocs(ctx, b.db, score, q, args...)
+}
+
+// queryWhere is query for a statement under where: fenced when it holds a
+// raw fragment.
+func (b *Backend) queryWhere(ctx context.Context, where compiled, score bool, q string, args ...any) ([]*document.Document, error) {
+	if !where.fenced {
+		return b.query(ctx, score, q, args...)
+	}
+	var out []*document.Document
+	err := b.fenced(ctx, func(db querier) error {
+		var err error
+		out, err = queryDocs(ctx, db, score, fenceStatement+q, args...)
+		return err
+	})
+	return out, err
+}
+
+func queryDocs(ctx context.Context, db querier, score bool, q string, args ...any) ([]*document.Document, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
@@ -133,7 +152,13 @@ func (b *Backend) Count(ctx context.Context, coll string, f filter.Expr) (int, e
 		return 0, err
 	}
 	var n int
-	if err := b.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table(ci.cfg.Name)+where.sql, where.args...).Scan(&n); err != nil {
+	q := `SELECT COUNT(*) FROM ` + table(ci.cfg.Name) + where.sql
+	if where.fenced {
+		err = b.fenced(ctx, func(db querier) error { return db.QueryRowContext(ctx, fenceStatement+q, where.args...).Scan(&n) })
+	} else {
+		err = b.db.QueryRowContext(ctx, q, where.args...).Scan(&n)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("mariadb: count %q: %w", coll, err)
 	}
 	return n, nil
@@ -171,7 +196,7 @@ func (b *Backend) SearchRequest(ctx context.Context, coll string, req store.Sear
 		// The vector index finds the nearest neighbours first and filters
 		// them after, so a filtered search could come back short: it is
 		// an exact scan of the rows the filter leaves, as the reference.
-		return b.query(ctx, true, `SELECT `+cols+`, 1 - VEC_DISTANCE_COSINE(embedding, VEC_FromText(?)) AS score FROM `+table(ci.cfg.Name)+
+		return b.queryWhere(ctx, where, true, `SELECT `+cols+`, 1 - VEC_DISTANCE_COSINE(embedding, VEC_FromText(?)) AS score FROM `+table(ci.cfg.Name)+
 			` IGNORE INDEX (embedding)`+where.sql+` ORDER BY score DESC, id LIMIT ?`, append(args, req.TopK)...)
 	}
 	// Unfiltered, the index serves ORDER BY VEC_DISTANCE_COSINE(…) LIMIT,
@@ -282,7 +307,7 @@ func (b *Backend) searchKeyword(ctx context.Context, ci *collInfo, req store.Sea
 	// Ties at the cut are broken by id below; reading a few more rows than
 	// k lets the order hold there too.
 	args[len(args)-1] = req.TopK + tieSlack
-	docs, err := b.query(ctx, true, `SELECT `+qualified(columns(req.Vectors))+`, t.score FROM (`+top+`) t JOIN `+table(ci.cfg.Name)+` d ON d.pk = t.pk`, args...)
+	docs, err := b.queryWhere(ctx, where, true, `SELECT `+qualified(columns(req.Vectors))+`, t.score FROM (`+top+`) t JOIN `+table(ci.cfg.Name)+` d ON d.pk = t.pk`, args...)
 	if err != nil {
 		return nil, err
 	}

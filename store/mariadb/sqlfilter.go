@@ -7,16 +7,20 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/store/internal/sqlexpr"
+	"github.com/quarry-rag/quarry/store/internal/sqlfrag"
 )
 
 // compiled is a WHERE clause (" WHERE …", or "" for none) and its bound
 // arguments. Values only ever travel as arguments; the SQL holds column
 // names, JSON paths of identifier-safe field names, operators and
-// placeholders, and raw fragments tagged "mariadb" once checkFragment has
-// shown they stay one parenthesised expression.
+// placeholders, and raw fragments tagged "mariadb" as sqlfrag prints them
+// once they have parsed.
 type compiled struct {
 	sql  string
 	args []any
+	// fenced is set when the filter holds raw fragments: the statement
+	// then runs through Backend.fenced, guarded by sqlexpr.Guarded.
+	fenced bool
 }
 
 func compileWhere(f filter.Expr) (compiled, error) {
@@ -24,6 +28,13 @@ func compileWhere(f filter.Expr) (compiled, error) {
 		return compiled{}, nil
 	}
 	c := &compiler{}
+	if sqlexpr.HasRaw(f) {
+		s, err := sqlexpr.Guarded(f, c, "")
+		if err != nil {
+			return compiled{}, err
+		}
+		return compiled{sql: " WHERE " + s, args: c.args, fenced: true}, nil
+	}
 	s, err := sqlexpr.Walk(f, c)
 	if err != nil {
 		return compiled{}, err
@@ -38,17 +49,18 @@ func (c *compiler) bind(v any) string {
 	return "?"
 }
 
-// Raw implements sqlexpr.Compiler: a fragment tagged "mariadb", once
-// checkFragment has shown it stays one expression.
+// Raw implements sqlexpr.Compiler: a fragment tagged "mariadb", parsed
+// against sqlfrag's allow-list and printed back with its strings bound.
 func (c *compiler) Raw(x *filter.Raw) (string, error) {
 	frag, err := sqlexpr.Fragment(x, Dialect)
 	if err != nil {
 		return "", err
 	}
-	if err := checkFragment(frag); err != nil {
+	sql, err := sqlfrag.Rewrite(sqlfrag.MariaDB, frag, c.bind)
+	if err != nil {
 		return "", err
 	}
-	return "(" + frag + ")", nil
+	return "(" + sql + ")", nil
 }
 
 // Condition implements sqlexpr.Compiler.
@@ -181,53 +193,4 @@ func (c *compiler) number(typ, val, op string, v any) (string, error) {
 			typ + " = 'DOUBLE' AND CAST(" + val + " AS DOUBLE) " + op + " " + c.bind(f) + "))", nil
 	}
 	return "(" + typ + " IN ('INTEGER', 'DOUBLE') AND CAST(" + val + " AS DOUBLE) " + op + " " + c.bind(f) + ")", nil
-}
-
-// checkFragment admits a raw fragment only as one balanced expression: no
-// statement separators, comments or unbalanced parentheses or quotes, so
-// wrapped in parentheses it narrows the query it joins and never ends it.
-func checkFragment(s string) error {
-	if strings.TrimSpace(s) == "" {
-		return fmt.Errorf("a mariadb raw fragment is empty")
-	}
-	depth := 0
-	var quote rune
-	for i, r := range s {
-		if quote != 0 {
-			switch {
-			case r == '\\':
-				return fmt.Errorf("a mariadb raw fragment may not use backslash escapes")
-			case r == quote:
-				quote = 0
-			}
-			continue
-		}
-		switch r {
-		case '\'', '"', '`':
-			quote = r
-		case ';':
-			return fmt.Errorf("a mariadb raw fragment may not hold ';'")
-		case '#':
-			return fmt.Errorf("a mariadb raw fragment may not hold comments")
-		case '-':
-			if strings.HasPrefix(s[i:], "--") {
-				return fmt.Errorf("a mariadb raw fragment may not hold comments")
-			}
-		case '/':
-			if strings.HasPrefix(s[i:], "/*") {
-				return fmt.Errorf("a mariadb raw fragment may not hold comments")
-			}
-		case '(':
-			depth++
-		case ')':
-			depth--
-			if depth < 0 {
-				return fmt.Errorf("a mariadb raw fragment has unbalanced parentheses")
-			}
-		}
-	}
-	if quote != 0 || depth != 0 {
-		return fmt.Errorf("a mariadb raw fragment has an unclosed quote or parenthesis")
-	}
-	return nil
 }

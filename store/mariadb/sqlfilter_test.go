@@ -7,26 +7,34 @@ import (
 	"github.com/quarry-rag/quarry/filter"
 )
 
-// TestCheckFragment: a raw fragment stays one parenthesised expression,
-// whatever it holds.
-func TestCheckFragment(t *testing.T) {
+// TestRawFragment: a raw fragment is parsed and printed back with its
+// strings bound, guarded by the rest of the filter; anything that is not
+// one expression over the row is refused.
+func TestRawFragment(t *testing.T) {
 	for frag, ok := range map[string]bool{
-		"JSON_VALUE(metadata, '$.tier') = 'gold'": true,
-		"(a = 1) OR (b = 2)":                      true,
-		"name = 'it''s'":                          true,
-		"":                                        false,
-		"1 = 1) OR (1 = 1":                        false,
+		"JSON_VALUE(metadata, '$.tier') = 'gold'":    true,
+		"(source_type = 'a') OR (source_name = 'b')": true,
+		"source_name = 'it''s'":                      true,
+		"":                                           false,
+		"1 = 1) OR (1 = 1":                           false,
 		"1); DROP TABLE quarry_collections; SELECT (1": false,
 		"1 = 1 -- ":                             false,
 		"1 = 1 # comment":                       false,
 		"1 = 1 /* x */":                         false,
 		"'unclosed":                             false,
-		"x = 'a\\' OR 1=1 OR \\'b'":             false,
+		"source_name = 'a\\' OR 1=1 OR \\'b'":   false,
 		"(1 = 1":                                false,
-		"`quarry_collections`.name IS NOT NULL": true,
+		"`quarry_collections`.name IS NOT NULL": false,
+		"(SELECT COUNT(*) FROM quarry_collections) > 0": false,
+		"sleep(3) = 0": false,
 	} {
-		if err := checkFragment(frag); (err == nil) != ok {
-			t.Errorf("checkFragment(%q) = %v, want ok=%v", frag, err, ok)
+		c, err := compileWhere(filter.And(filter.Eq("tenant", "a"), filter.NewRaw(Dialect, frag)))
+		if (err == nil) != ok {
+			t.Errorf("compileWhere(%q) = %v, want ok=%v", frag, err, ok)
+			continue
+		}
+		if ok && (!c.fenced || !strings.Contains(c.sql, "CASE WHEN") || strings.Count(c.sql, "?") != len(c.args)) {
+			t.Errorf("compileWhere(%q) = %s %v: not guarded, or arguments do not line up", frag, c.sql, c.args)
 		}
 	}
 }

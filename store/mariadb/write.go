@@ -236,6 +236,14 @@ func (b *Backend) Delete(ctx context.Context, coll string, f filter.Expr) (int, 
 	if err != nil {
 		return 0, err
 	}
+	if where.fenced {
+		if where, err = b.fencedSelection(ctx, coll, f, where); err != nil {
+			return 0, err
+		}
+		if where.sql == "" {
+			return 0, nil
+		}
+	}
 	var n int64
 	err = b.inTx(ctx, func(tx *sql.Tx) error {
 		// A source that loses chunks loses its hash, so the next sync

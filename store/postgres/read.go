@@ -168,7 +168,7 @@ func (b *Backend) deleteFenced(ctx context.Context, cid int, w clause) (int, err
 		return 0, err
 	}
 	defer release()
-	safe, err := where(cid, withoutRaw(w.f), 1)
+	safe, err := where(cid, sqlexpr.WithoutRaw(w.f), 1)
 	if err != nil {
 		return 0, err
 	}
@@ -205,35 +205,6 @@ func (b *Backend) deleteFenced(ctx context.Context, cid int, w clause) (int, err
 		return 0, err
 	}
 	return n, nil
-}
-
-// withoutRaw is f with its raw fragments taken as true, nil when nothing
-// else is left: the part of a filter Quarry compiles itself.
-func withoutRaw(f filter.Expr) filter.Expr {
-	switch x := f.(type) {
-	case *filter.Raw:
-		return nil
-	case *filter.Group:
-		var keep []filter.Expr
-		for _, c := range x.Conditions {
-			c = withoutRaw(c)
-			if c == nil {
-				if x.Op == filter.OpOr {
-					return nil // one branch is true: the whole OR is
-				}
-				continue
-			}
-			keep = append(keep, c)
-		}
-		switch len(keep) {
-		case 0:
-			return nil
-		case 1:
-			return keep[0]
-		}
-		return &filter.Group{Op: x.Op, Conditions: keep}
-	}
-	return f
 }
 
 // Count implements store.Backend.

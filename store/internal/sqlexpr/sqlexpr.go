@@ -144,3 +144,32 @@ func Guarded(e filter.Expr, c Compiler, lead string) (string, error) {
 type rawAsTrue struct{ Compiler }
 
 func (rawAsTrue) Raw(*filter.Raw) (string, error) { return "TRUE", nil }
+
+// WithoutRaw is f with its raw fragments taken as true, nil when nothing
+// else is left: the part of a filter Quarry compiles itself.
+func WithoutRaw(f filter.Expr) filter.Expr {
+	switch x := f.(type) {
+	case *filter.Raw:
+		return nil
+	case *filter.Group:
+		var keep []filter.Expr
+		for _, c := range x.Conditions {
+			c = WithoutRaw(c)
+			if c == nil {
+				if x.Op == filter.OpOr {
+					return nil // one branch is true: the whole OR is
+				}
+				continue
+			}
+			keep = append(keep, c)
+		}
+		switch len(keep) {
+		case 0:
+			return nil
+		case 1:
+			return keep[0]
+		}
+		return &filter.Group{Op: x.Op, Conditions: keep}
+	}
+	return f
+}
