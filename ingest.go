@@ -207,6 +207,7 @@ func (kb *KB) prepareIngest(ctx context.Context, sc Scope, req IngestRequest, ba
 // patterns, progress, hierarchy report and job record.
 func (kb *KB) runOptions(opt ingest.Options, c *store.Collection, req IngestRequest) (ingest.Options, error) {
 	opt.Collection = c
+	opt.Describe = func(err error) string { return kb.Fail(context.Background(), err).Message }
 	opt.Metadata, opt.Prune, opt.Progress = req.Metadata, req.Prune, req.Progress
 	opt.Prefix, opt.Replace = req.Prefix, req.Replace
 	run := load.Selection{Include: req.Include, Exclude: req.Exclude}

@@ -255,6 +255,11 @@ type SearchResult struct {
 // and put under the scope, the mode resolved by the one rule, the query
 // embedded when the mode needs it.
 func (kb *KB) Search(ctx context.Context, sc Scope, req SearchRequest) (*SearchResult, error) {
+	release, err := kb.hold(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if strings.TrimSpace(req.Query) == "" {
 		return nil, invalid(errors.New("the query is empty: say what to look for"))
 	}
@@ -607,6 +612,11 @@ func (kb *KB) CheckAsk(ctx context.Context, sc Scope, req AskRequest) error {
 // Ask answers a question from a collection the scope may read, citing its
 // passages.
 func (kb *KB) Ask(ctx context.Context, sc Scope, req AskRequest) (*AskResult, error) {
+	release, err := kb.hold(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	a, err := kb.prepareAsk(ctx, sc, req)
 	if err != nil {
 		return nil, err
@@ -640,6 +650,12 @@ func (kb *KB) AskStream(ctx context.Context, sc Scope, req AskRequest) (iter.Seq
 		return nil, err
 	}
 	return func(yield func(AskEvent, error) bool) {
+		release, err := kb.hold(ctx, sc)
+		if err != nil {
+			yield(AskEvent{}, err)
+			return
+		}
+		defer release()
 		if a.agent != nil {
 			// Steps are yielded from the goroutine that gathers (OnStep).
 			gctx, cancel := context.WithCancel(ctx)
@@ -690,6 +706,11 @@ var ErrNothingSelected = invalid(errors.New("give a source or a filter: deleting
 // Delete deletes the selected passages the scope reaches and returns how
 // many went.
 func (kb *KB) Delete(ctx context.Context, sc Scope, req DeleteRequest) (int, error) {
+	release, err := kb.hold(ctx, sc)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	if sc.ReadOnly {
 		return 0, fmt.Errorf("%w: this caller may only read", ErrForbidden)
 	}
@@ -760,6 +781,11 @@ type AddResult struct {
 // filter each must match it, and ids live in the scope's id space
 // (ingest.Add).
 func (kb *KB) AddDocuments(ctx context.Context, sc Scope, collection string, docs []NewDocument) (*AddResult, error) {
+	release, err := kb.hold(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if sc.ReadOnly {
 		return nil, fmt.Errorf("%w: this caller may only read", ErrForbidden)
 	}

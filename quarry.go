@@ -134,6 +134,8 @@ type KB struct {
 	profiles    map[string]*Profile
 	profileMu   sync.Mutex
 	profileChat map[string]llm.ChatModel
+	// callers bounds each caller's concurrent store work (hold).
+	callers callerSlots
 }
 
 // Hooks observe the stages of every operation ("embed", "search",

@@ -104,6 +104,11 @@ type Search struct {
 	// Calibrate is "auto" (an ingest that leaves a large collection without
 	// a calibration measures one: quarry eval --calibrate) or "off".
 	Calibrate string `koanf:"calibrate"`
+	// CallerConcurrency bounds the store work one API key or MCP client
+	// runs at once (searches, answers, adds and deletes; more wait their
+	// turn), so that one caller cannot hold every connection of a server
+	// store. Operators and the library's own calls are not bounded.
+	CallerConcurrency int `koanf:"caller_concurrency"`
 }
 
 // Agent bounds the agentic loop of questions asked with --agent (package
@@ -227,7 +232,7 @@ func Defaults() Config {
 		Collection: "default",
 		Embedder:   "hash",
 		Chunking:   Chunking{Splitter: "auto", MaxTokens: 512, OverlapTokens: 64},
-		Search:     Search{TopK: 10, Rerank: "off", Calibrate: "auto"},
+		Search:     Search{TopK: 10, Rerank: "off", Calibrate: "auto", CallerConcurrency: 4},
 		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
 		Agent:      Agent{Rounds: 4, ToolCalls: 16, Tokens: 24000, Time: "60s"},
 		Graph:      Graph{Database: "neo4j", User: "neo4j", Templates: "cypher"},
@@ -363,6 +368,9 @@ func (c Config) Check() error {
 	if c.Search.TopK <= 0 {
 		return invalidSetting("search.top_k", "search.top_k must be positive, got %d", c.Search.TopK)
 	}
+	if c.Search.CallerConcurrency <= 0 {
+		return invalidSetting("search.caller_concurrency", "search.caller_concurrency must be positive, got %d", c.Search.CallerConcurrency)
+	}
 	if c.Ingest.BatchSize <= 0 || c.Ingest.MaxFileSize <= 0 {
 		return fmt.Errorf("ingest: batch_size and max_file_size must be positive")
 	}
@@ -401,7 +409,8 @@ func toMap(c Config) map[string]any {
 		"chunking.overlap_tokens": c.Chunking.OverlapTokens,
 		"search.mode":             c.Search.Mode, "search.top_k": c.Search.TopK, "search.rerank": c.Search.Rerank,
 		"search.min_relevance": c.Search.MinRelevance, "search.calibrate": c.Search.Calibrate,
-		"ingest.batch_size": c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
+		"search.caller_concurrency": c.Search.CallerConcurrency,
+		"ingest.batch_size":         c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
 		"ingest.ocr":   c.Ingest.OCR,
 		"agent.rounds": c.Agent.Rounds, "agent.tool_calls": c.Agent.ToolCalls, "agent.tokens": c.Agent.Tokens,
 		"agent.time": c.Agent.Time,
@@ -487,6 +496,9 @@ min_relevance = ` + strconv.FormatFloat(c.Search.MinRelevance, 'g', -1, 64) + `
 # (seconds, offline; quarry eval --calibrate), and searches that ask for no mode run it.
 # off: the fixed rule for the embedder, unless quarry eval --calibrate records a choice.
 calibrate = ` + q(c.Search.Calibrate) + `
+# Searches, answers, adds and deletes one API key or MCP client runs at once; more wait their
+# turn, so one caller cannot hold every connection of a server store.
+caller_concurrency = ` + strconv.Itoa(c.Search.CallerConcurrency) + `
 
 # Agent profiles: named ways to search and ask (--profile NAME, "profile" in the API and
 # MCP), each with its collections, a filter (its view), the source types it includes, and

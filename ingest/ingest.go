@@ -78,6 +78,11 @@ type Options struct {
 	// resume needs), updated as it goes and marked done or failed.
 	Jobs      store.JobStore
 	JobParams json.RawMessage
+	// Describe, when set, is how a run's failure is written into its job
+	// record, which callers outside the trust boundary read (err.Error()
+	// when nil): the knowledge base puts its error classification there,
+	// so a store's text stays in the log.
+	Describe func(error) string
 	// Finish, when set, runs after the sources are written, with every
 	// file the walk found and the report so far: the command line and the
 	// MCP server bring the knowledge hierarchy up to date there. Its error
@@ -304,7 +309,11 @@ func (r *run) finishJob(err error) {
 	}
 	r.job.State = store.JobDone
 	if err != nil {
-		r.job.State, r.job.Error = store.JobFailed, err.Error()
+		msg := err.Error()
+		if r.opt.Describe != nil {
+			msg = r.opt.Describe(err)
+		}
+		r.job.State, r.job.Error = store.JobFailed, msg
 	}
 	r.job.Finished = time.Now().UTC()
 	r.mu.Unlock()

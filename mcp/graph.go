@@ -43,13 +43,13 @@ func (s *Server) addGraphTools() {
 	if s.kb.Graph() == nil {
 		return
 	}
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolGraphList, Annotations: readOnly("Cypher templates"),
+	addTool(s, &sdk.Tool{Name: ToolGraphList, Annotations: readOnly("Cypher templates"),
 		Description: "List the named Cypher templates the knowledge graph can run, each with its parameters, to plan a graph lookup."}, s.graphTemplates)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolGraphSchema, Annotations: readOnly("Graph schema"),
+	addTool(s, &sdk.Tool{Name: ToolGraphSchema, Annotations: readOnly("Graph schema"),
 		Description: "The knowledge graph's node labels and relationship types."}, s.graphSchema)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolGraphPlugins, Annotations: readOnly("Graph plugins"),
+	addTool(s, &sdk.Tool{Name: ToolGraphPlugins, Annotations: readOnly("Graph plugins"),
 		Description: "Whether the knowledge graph has the APOC and Graph Data Science plugins: {apoc, gds, ok, detail}."}, s.graphPlugins)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolGraphTemplate, Annotations: readOnly("Run a Cypher template"),
+	addTool(s, &sdk.Tool{Name: ToolGraphTemplate, Annotations: readOnly("Run a Cypher template"),
 		Description: "Run one of the knowledge graph's named Cypher templates with parameter values; its rows come back as passages to cite."}, s.graphTemplate)
 }
 

@@ -110,18 +110,18 @@ type RenameNodeInput struct {
 // addHierarchyTools registers the knowledge hierarchy's tools: the
 // reading ones always, the changing ones unless the server is read-only.
 func (s *Server) addHierarchyTools() {
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolTree, Annotations: readOnly("Knowledge tree"),
+	addTool(s, &sdk.Tool{Name: ToolTree, Annotations: readOnly("Knowledge tree"),
 		Description: "Show the knowledge hierarchy: nodes made from the ingested folders (root, top-level, deeper), " +
 			"each with its own and its subtree's passage counts and its triggers. Searching exactly for a trigger " +
 			"jumps to its node."}, s.tree)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolHealth, Annotations: readOnly("Knowledge base health"),
+	addTool(s, &sdk.Tool{Name: ToolHealth, Annotations: readOnly("Knowledge base health"),
 		Description: "Audit the knowledge base: serious problems (nodes with a missing parent, empty or tiny " +
 			"passages, duplicate node names, a wrong embedding model) and warnings (nodes without passages or " +
 			"triggers, passages without a source or a node, files gone from disk, stale indexes), each with advice."}, s.health)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolLinkGraph, Annotations: readOnly("Knowledge link graph"),
+	addTool(s, &sdk.Tool{Name: ToolLinkGraph, Annotations: readOnly("Knowledge link graph"),
 		Description: "List the links between nodes, heaviest first: tag_overlap (shared triggers), cross_ref " +
 			"(passages of one source under both) and semantic (made by hand), each with its weight and evidence."}, s.linkGraph)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolNeighbors, Annotations: readOnly("Neighbouring knowledge nodes"),
+	addTool(s, &sdk.Tool{Name: ToolNeighbors, Annotations: readOnly("Neighbouring knowledge nodes"),
 		Description: "Find a node by trigger, name or path and return the nodes linked to it, nearest and " +
 			"heaviest first: related areas of the knowledge base worth reading next."}, s.neighbors)
 	if s.cfg.ReadOnly {
@@ -130,20 +130,20 @@ func (s *Server) addHierarchyTools() {
 	write := func(title string, destructive bool) *sdk.ToolAnnotations {
 		return &sdk.ToolAnnotations{Title: title, DestructiveHint: new(destructive), OpenWorldHint: new(false)}
 	}
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddNode, Annotations: write("Add a knowledge node", false),
+	addTool(s, &sdk.Tool{Name: ToolAddNode, Annotations: write("Add a knowledge node", false),
 		Description: "Add a node under a parent (the root when omitted), with optional triggers. A name " +
 			"another node already has elsewhere becomes \"{parent} · {name}\"."}, writes(s, s.addNode))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddChunks, Annotations: write("Add passages to a node", false),
+	addTool(s, &sdk.Tool{Name: ToolAddChunks, Annotations: write("Add passages to a node", false),
 		Description: "Place passages under a node: new texts (stored and embedded first) or the ids of stored " +
 			"passages (moved from their node). Their headings and code symbols join the node's triggers."}, writes(s, s.addChunks))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolRebuildLinks,
+	addTool(s, &sdk.Tool{Name: ToolRebuildLinks,
 		Annotations: &sdk.ToolAnnotations{Title: "Rebuild knowledge links", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Rebuild the tag_overlap and cross_ref links from the nodes' triggers and passages " +
 			"(semantic links are kept). Ingestion does this already; call it after editing nodes."}, writes(s, s.rebuildLinks))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolRemoveNode, Annotations: write("Remove a knowledge node", true),
+	addTool(s, &sdk.Tool{Name: ToolRemoveNode, Annotations: write("Remove a knowledge node", true),
 		Description: "Remove a node and its subtree, with their links. The passages stay in the collection; " +
 			"the root cannot be removed."}, writes(s, s.removeNode))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolRenameNode, Annotations: write("Rename a knowledge node", false),
+	addTool(s, &sdk.Tool{Name: ToolRenameNode, Annotations: write("Rename a knowledge node", false),
 		Description: "Rename a node; the paths of its subtree follow. Later ingestions keep the new name."}, writes(s, s.renameNode))
 }
 
@@ -322,7 +322,7 @@ func (s *Server) addNode(ctx context.Context, req *sdk.CallToolRequest, in AddNo
 		return nil, out, err
 	}
 	if len(in.Triggers) > hierarchy.MaxTriggers {
-		return nil, out, fmt.Errorf("at most %d triggers per node, got %d", hierarchy.MaxTriggers, len(in.Triggers))
+		return nil, out, fmt.Errorf("%w: at most %d triggers per node, got %d", quarry.ErrInvalid, hierarchy.MaxTriggers, len(in.Triggers))
 	}
 	n, err := h.AddNode(ctx, in.Parent, in.Name, in.Triggers)
 	if err != nil {
@@ -339,10 +339,10 @@ func (s *Server) addChunks(ctx context.Context, req *sdk.CallToolRequest, in Add
 		return nil, out, err
 	}
 	if len(in.Chunks)+len(in.IDs) == 0 {
-		return nil, out, errors.New("give chunks (new texts) or ids (stored passages)")
+		return nil, out, fmt.Errorf("%w: give chunks (new texts) or ids (stored passages)", quarry.ErrInvalid)
 	}
 	if len(in.Chunks) > quarry.MaxDocuments {
-		return nil, out, fmt.Errorf("at most %d chunks per call, got %d", quarry.MaxDocuments, len(in.Chunks))
+		return nil, out, fmt.Errorf("%w: at most %d chunks per call, got %d", quarry.ErrInvalid, quarry.MaxDocuments, len(in.Chunks))
 	}
 	if _, err := h.Node(ctx, in.Node); err != nil { // before anything is stored
 		return nil, out, err

@@ -67,7 +67,7 @@ func writes[In, Out any](s *Server, h sdk.ToolHandlerFor[In, Out]) sdk.ToolHandl
 	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		sc, err := s.scope(ctx, req)
 		if err == nil && sc.ReadOnly {
-			err = errors.New("refused: this client may only read (its key has read permission)")
+			err = fmt.Errorf("%w: refused: this client may only read (its key has read permission)", quarry.ErrForbidden)
 		}
 		if err != nil {
 			var zero Out
@@ -83,7 +83,7 @@ func (s *Server) scope(ctx context.Context, req *sdk.CallToolRequest) (Scope, er
 		if k, ok := req.Extra.TokenInfo.Extra[tokenKey].(keys.Key); ok {
 			sc, err := quarry.KeyScope(s.cfg.Scope, k)
 			if err != nil {
-				return Scope{}, fmt.Errorf("refused: %w", err)
+				return Scope{}, fmt.Errorf("%w: refused: %w", quarry.ErrForbidden, err)
 			}
 			return sc, nil
 		}
@@ -93,7 +93,7 @@ func (s *Server) scope(ctx context.Context, req *sdk.CallToolRequest) (Scope, er
 	}
 	sc, err := s.cfg.ScopeFor(ctx, req)
 	if err != nil {
-		return Scope{}, fmt.Errorf("refused: %w", err)
+		return Scope{}, fmt.Errorf("%w: refused: %w", quarry.ErrForbidden, err)
 	}
 	return sc, nil
 }
@@ -214,3 +214,19 @@ func (s *Server) HTTPHandler(kf *keys.File) http.Handler {
 // interrupted ingestion leaves each source at its old or its new version
 // and is recorded as failed, so running it again finishes it.
 func (s *Server) Close() error { return s.jobs.Close() }
+
+// addTool registers a tool whose errors reach the client as quarry.Fail
+// makes them: Quarry's message where the client can change something, an
+// error id (logged here beside the real error) for anything else, never a
+// store's, driver's or provider's text.
+func addTool[In, Out any](s *Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
+	sdk.AddTool(s.mcp, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		res, out, err := h(ctx, req, in)
+		if err != nil {
+			var zero Out
+			f := quarry.Fail(ctx, s.log, err)
+			return nil, zero, fmt.Errorf("%s (%s)", f.Message, f.Code)
+		}
+		return res, out, nil
+	})
+}

@@ -256,7 +256,7 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return err
 	}
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolSearch, Annotations: readOnly("Search the knowledge base"), InputSchema: searchIn,
+	addTool(s, &sdk.Tool{Name: ToolSearch, Annotations: readOnly("Search the knowledge base"), InputSchema: searchIn,
 		Description: "Search the knowledge base and return the best-matching passages, each with its source, " +
 			"page, headings and line range so it can be cited. Use keyword mode for exact names and codes, " +
 			"vector or hybrid for questions phrased in other words. Narrow with a metadata filter."}, s.search)
@@ -267,17 +267,17 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return fmt.Errorf("mcp: output schema: %w", err)
 	}
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAsk, Annotations: readOnly("Ask the knowledge base"), InputSchema: askIn, OutputSchema: askOut,
+	addTool(s, &sdk.Tool{Name: ToolAsk, Annotations: readOnly("Ask the knowledge base"), InputSchema: askIn, OutputSchema: askOut,
 		Description: "Answer a question from the knowledge base. The answer cites passages with [n] markers; " +
 			"citations lists each passage with its source, page, headings and lines."}, s.ask)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolStatus, Annotations: readOnly("Knowledge base status"),
+	addTool(s, &sdk.Tool{Name: ToolStatus, Annotations: readOnly("Knowledge base status"),
 		Description: "List the collections with their passage counts and filterable fields, the embedding " +
 			"model, whether the server is read-only, and the latest ingestion job."}, s.status)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolProfiles, Annotations: readOnly("Agent profiles"),
+	addTool(s, &sdk.Tool{Name: ToolProfiles, Annotations: readOnly("Agent profiles"),
 		Description: "List the agent profiles this client may use: named ways to search and ask, each with the collections it " +
 			"searches, its view (a filter and the source types it includes) and its mode, top-k and model. Pass a profile's " +
 			"name as profile to knowledge_search, knowledge_query or knowledge_ask."}, s.profiles)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIngestStatus, Annotations: readOnly("Ingestion job status"),
+	addTool(s, &sdk.Tool{Name: ToolIngestStatus, Annotations: readOnly("Ingestion job status"),
 		Description: "Report an ingestion job's state (running, done, failed or interrupted) and progress: files handled " +
 			"of the total, chunks written, files that failed."}, s.ingestStatus)
 	queryIn, err := jsonschema.For[QueryInput](nil)
@@ -285,11 +285,11 @@ func (s *Server) addTools() error {
 		return fmt.Errorf("mcp: input schema: %w", err)
 	}
 	queryIn.Properties["top_n"].Minimum, queryIn.Properties["top_n"].Maximum = new(float64(0)), new(float64(quarry.MaxQueryTopK))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolQuery, Annotations: readOnly("Query the knowledge base"), InputSchema: queryIn,
+	addTool(s, &sdk.Tool{Name: ToolQuery, Annotations: readOnly("Query the knowledge base"), InputSchema: queryIn,
 		Description: "Find the few passages that best answer a query: a knowledge node whose trigger the query is comes " +
 			"first, then the best passages by meaning and keywords. Each passage has its source, page, headings " +
 			"and lines so it can be cited."}, s.query)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIndex, Annotations: readOnly("Cut files into chunks"),
+	addTool(s, &sdk.Tool{Name: ToolIndex, Annotations: readOnly("Cut files into chunks"),
 		Description: "Read files or folders inside the server's roots and return the chunks ingestion would make of " +
 			"them, with their source, page, headings and lines, storing nothing: to look at a document's parts " +
 			"before adding them, or to add them one by one with knowledge_add_documents."}, s.index)
@@ -298,13 +298,13 @@ func (s *Server) addTools() error {
 	if s.cfg.ReadOnly {
 		return nil
 	}
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolIngest,
+	addTool(s, &sdk.Tool{Name: ToolIngest,
 		Annotations: &sdk.ToolAnnotations{Title: "Ingest files", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Ingest files or folders (Markdown, text, code, HTML, PDF, JSON, CSV…) into a collection. " +
 			"Runs as a background job and returns its id at once; follow it with knowledge_ingest_status. " +
 			"Unchanged files are skipped, changed files replaced. Paths must lie inside the server's roots " +
 			"(see knowledge_status)."}, writes(s, s.ingest))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolImport,
+	addTool(s, &sdk.Tool{Name: ToolImport,
 		Annotations: &sdk.ToolAnnotations{Title: "Import knowledge nodes", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Import knowledge nodes (with their triggers and tags) and their chunks from YAML: each node is found " +
 			"or made under its parent, its chunks stored and placed under it. Importing the same YAML again changes nothing."}, writes(s, s.importNodes))
@@ -316,12 +316,12 @@ func (s *Server) addTools() error {
 	// passage's), not as the bytes a RawMessage would be described as.
 	objectsIn.Properties["objects"] = &jsonschema.Schema{Types: []string{"object", "array"},
 		Description: objectsIn.Properties["objects"].Description}
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolPutObjects, InputSchema: objectsIn,
+	addTool(s, &sdk.Tool{Name: ToolPutObjects, InputSchema: objectsIn,
 		Annotations: &sdk.ToolAnnotations{Title: "Add objects", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Add JSON objects to a collection, each searchable as one passage of source type object (its fields as " +
 			"\"key: value\" lines, its id, title and @self fields as metadata). An object with the id of a stored one replaces it; " +
 			"delete one with knowledge_delete and source set to its id."}, writes(s, s.putObjects))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolAddDocuments,
+	addTool(s, &sdk.Tool{Name: ToolAddDocuments,
 		Annotations: &sdk.ToolAnnotations{Title: "Add documents", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Add texts to a collection, each searchable as one passage, with optional metadata and " +
 			"source name. Give an id to replace a document later."}, writes(s, s.addDocuments))
@@ -330,13 +330,13 @@ func (s *Server) addTools() error {
 		return fmt.Errorf("mcp: input schema: %w", err)
 	}
 	calibrateIn.Properties["queries"].Minimum, calibrateIn.Properties["queries"].Maximum = new(float64(0)), new(float64(quarry.MaxCalibrationQueries))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolCalibrate, InputSchema: calibrateIn,
+	addTool(s, &sdk.Tool{Name: ToolCalibrate, InputSchema: calibrateIn,
 		Annotations: &sdk.ToolAnnotations{Title: "Calibrate search", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
 		Description: "Measure which retrieval configuration (keyword, hybrid, hybrid with convex fusion at a few vector " +
 			"weights) ranks a collection's own text best, on pseudo-queries drawn from its passages, and make it the " +
 			"collection's search default: what searches that ask for no mode run. Takes seconds; needs " +
 			fmt.Sprint(quarry.MinCalibrationDocuments) + " passages."}, writes(s, s.calibrate))
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: ToolDelete,
+	addTool(s, &sdk.Tool{Name: ToolDelete,
 		Annotations: &sdk.ToolAnnotations{Title: "Delete passages", DestructiveHint: new(true), OpenWorldHint: new(false)},
 		Description: "Delete passages from a collection: every passage of a source, or every passage matching " +
 			"a metadata filter. Give source or filter (both: passages matching both)."}, writes(s, s.delete))
@@ -457,7 +457,7 @@ func (s *Server) ask(ctx context.Context, req *sdk.CallToolRequest, in AskInput)
 	var schema json.RawMessage
 	if in.Schema != nil {
 		if schema, err = json.Marshal(in.Schema); err != nil {
-			return nil, out, fmt.Errorf("schema: %w", err)
+			return nil, out, fmt.Errorf("%w: schema: %w", quarry.ErrInvalid, err)
 		}
 	}
 	ans, err := s.kb.Ask(ctx, sc, quarry.AskRequest{Collection: in.Collection, Question: in.Question, Mode: in.Mode, Filter: f, TopK: in.TopK,
@@ -552,7 +552,7 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 		return nil, Job{}, err
 	}
 	if !sc.MayReachAll() {
-		return nil, Job{}, errors.New("ingestion jobs are not open to a client with a scope filter or limited to profiles")
+		return nil, Job{}, fmt.Errorf("%w: ingestion jobs are not open to a client with a scope filter or limited to profiles", quarry.ErrForbidden)
 	}
 	js, err := s.kb.Store().Jobs()
 	if err != nil {
@@ -560,13 +560,13 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 	}
 	j, err := js.GetJob(ctx, in.JobID)
 	if errors.Is(err, store.ErrJobNotFound) {
-		return nil, Job{}, fmt.Errorf("no job has id %q", in.JobID)
+		return nil, Job{}, fmt.Errorf("%w: no job has id %q", store.ErrJobNotFound, in.JobID)
 	}
 	if err != nil {
 		return nil, Job{}, fmt.Errorf("job %s: %w", in.JobID, err)
 	}
 	if !sc.Allows(j.Collection) {
-		return nil, Job{}, fmt.Errorf("no job has id %q", in.JobID)
+		return nil, Job{}, fmt.Errorf("%w: no job has id %q", store.ErrJobNotFound, in.JobID)
 	}
 	out := jobOut(j)
 	text := fmt.Sprintf("Job %s is %s: %d of %d files, %d chunks written, %d failed.", out.ID, out.State, out.Files, out.Total, out.Chunks, out.Failed)

@@ -331,7 +331,7 @@ func (s *Server) scope(p *principal) quarry.Scope {
 func (s *Server) collection(ctx context.Context, p *principal, name string, create bool) (*store.Collection, error) {
 	c, err := s.kb.ScopedCollection(ctx, s.scope(p), name, create)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return c, nil
 }
@@ -354,7 +354,7 @@ func (s *Server) status(ctx context.Context, _ *struct{}) (*body[Status], error)
 	sc := s.scope(p)
 	core, err := s.kb.Status(ctx, sc)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	st := Status{Version: s.api.OpenAPI().Info.Version, DefaultCollection: core.DefaultCollection, Model: core.Model, Profiles: sc.Profiles,
 		Chat: core.Chat, Keys: s.Keyed(), Permission: string(p.perm), Scoped: p.scope != nil,
@@ -376,7 +376,7 @@ func (s *Server) listCollections(ctx context.Context, _ *struct{}) (*body[Collec
 	}
 	cs, err := s.kb.Collections(ctx, s.scope(p))
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[CollectionList]{Body: CollectionList{Collections: cs}}, nil
 }
@@ -389,7 +389,7 @@ func (s *Server) createCollection(ctx context.Context, in *body[NewCollection]) 
 	info, err := s.kb.CreateCollection(ctx, s.scope(p), quarry.NewCollectionRequest{Name: in.Body.Name, Schema: in.Body.Fields,
 		Language: in.Body.Language, Embedder: in.Body.Embedder})
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[CollectionInfo]{Body: info}, nil
 }
@@ -400,7 +400,7 @@ func (s *Server) deleteCollection(ctx context.Context, in *CollectionPath) (*str
 		return nil, err
 	}
 	if err := s.kb.DropCollection(ctx, s.scope(p), in.Collection); err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return nil, nil
 }
@@ -424,7 +424,7 @@ func (s *Server) upsertDocuments(ctx context.Context, in *upsertInput) (*body[Do
 	}
 	res, err := s.kb.AddDocuments(ctx, s.scope(p), in.Collection, docs)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	s.metrics.chunks.Add(float64(len(docs)))
 	return &body[DocumentsResult]{Body: DocumentsResult{Collection: res.Collection, IDs: res.IDs}}, nil
@@ -446,7 +446,7 @@ func (s *Server) deleteDocuments(ctx context.Context, in *deleteInput) (*body[De
 	}
 	n, err := s.kb.Delete(ctx, s.scope(p), quarry.DeleteRequest{Collection: in.Collection, Source: in.Body.Source, Filter: f})
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[DeleteResult]{Body: DeleteResult{Deleted: n}}, nil
 }
@@ -465,7 +465,7 @@ func (s *Server) calibrate(ctx context.Context, in *calibrateInput) (*body[Calib
 	}
 	res, err := s.kb.Calibrate(ctx, s.scope(p), quarry.CalibrateRequest{Collection: in.Collection, Queries: in.Body.Queries, DryRun: in.Body.DryRun, Reset: in.Body.Reset})
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[CalibrateResult]{Body: *res}, nil
 }
@@ -508,7 +508,7 @@ func (s *Server) search(ctx context.Context, in *searchInput) (*body[SearchResul
 	res, err := s.kb.Search(ctx, s.scope(p), quarry.SearchRequest{Collection: in.Collection, Query: b.Query, Mode: b.Mode,
 		Filter: f, TopK: b.TopK, Explain: b.Explain, Hierarchy: b.Hierarchy, Profile: b.Profile})
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[SearchResult]{Body: *res}, nil
 }
@@ -540,7 +540,7 @@ func (s *Server) ask(ctx context.Context, in *askInput) (*body[AskResult], error
 	}
 	a, err := s.kb.Ask(ctx, sc, req)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[AskResult]{Body: *a}, nil
 }
@@ -555,12 +555,12 @@ func (s *Server) askStream(ctx context.Context, in *askInput) (iter.Seq[event], 
 	}
 	events, err := s.kb.AskStream(ctx, sc, req)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return func(yield func(event) bool) {
 		for ev, err := range events {
 			if err != nil {
-				yield(event{"error", fromLibrary(err)})
+				yield(event{"error", s.fromLibrary(err)})
 				return
 			}
 			if ev.Step != nil && !yield(event{"step", *ev.Step}) {
@@ -593,11 +593,11 @@ func (s *Server) thread(ctx context.Context, name string) (store.ThreadStore, st
 	}
 	id, err := s.scope(p).ThreadID(name)
 	if err != nil {
-		return nil, "", fromLibrary(err)
+		return nil, "", s.fromLibrary(err)
 	}
 	ts, err := s.kb.Store().Threads()
 	if err != nil {
-		return nil, "", fromLibrary(err)
+		return nil, "", s.fromLibrary(err)
 	}
 	return ts, id, nil
 }
@@ -609,7 +609,7 @@ func (s *Server) getThread(ctx context.Context, in *threadPath) (*body[Thread], 
 	}
 	turns, err := ts.Turns(ctx, id, 0)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[Thread]{Body: Thread{ID: in.Thread, Turns: turns}}, nil
 }
@@ -620,7 +620,7 @@ func (s *Server) deleteThread(ctx context.Context, in *threadPath) (*struct{}, e
 		return nil, err
 	}
 	if err := ts.DeleteThread(ctx, id); err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return nil, nil
 }

@@ -9,32 +9,28 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/quarry-rag/quarry"
-	"github.com/quarry-rag/quarry/filter"
-	"github.com/quarry-rag/quarry/ingest"
-	"github.com/quarry-rag/quarry/rag"
-	"github.com/quarry-rag/quarry/store"
 )
 
 // Error codes: stable names clients branch on. The message (Detail) is for
 // people and may change.
 const (
-	CodeInvalidRequest  = "invalid_request"    // malformed or invalid input
-	CodeInvalidFilter   = "invalid_filter"     // a filter that does not parse or does not fit the schema
-	CodeUnauthorized    = "unauthorized"       // no key, or a key that is unknown or revoked
-	CodeForbidden       = "forbidden"          // the key may not do this
-	CodeOutOfScope      = "out_of_scope"       // a document outside the key's scope
-	CodeNotFound        = "not_found"          // no such collection, job or thread
-	CodeConflict        = "conflict"           // the collection exists, or was built with another model
-	CodeTooLarge        = "too_large"          // the request body is over the limit
-	CodeUnsupportedType = "unsupported_type"   // an upload of a format Quarry does not read
-	CodeRateLimited     = "rate_limited"       // the key's request rate is exceeded
-	CodeTimeout         = "timeout"            // the request took longer than allowed
-	CodeUnavailable     = "unavailable"        // the server is shutting down or the store is closed
-	CodeNeedsModel      = "needs_model"        // a structured answer without a chat model
-	CodeInternal        = "internal_error"     // anything else
-	CodeCrossOrigin     = "cross_origin"       // a browser request from another site's page
-	CodeNotAcceptable   = "not_acceptable"     // a response type the server cannot produce
-	CodeMethod          = "method_not_allowed" // the path exists, the method does not
+	CodeInvalidRequest  = string(quarry.CodeInvalidRequest) // malformed or invalid input
+	CodeInvalidFilter   = string(quarry.CodeInvalidFilter)  // a filter that does not parse or does not fit the schema
+	CodeUnauthorized    = "unauthorized"                    // no key, or a key that is unknown or revoked
+	CodeForbidden       = string(quarry.CodeForbidden)      // the key may not do this
+	CodeOutOfScope      = string(quarry.CodeOutOfScope)     // a document outside the key's scope
+	CodeNotFound        = string(quarry.CodeNotFound)       // no such collection, job or thread
+	CodeConflict        = string(quarry.CodeConflict)       // the collection exists, or was built with another model
+	CodeTooLarge        = "too_large"                       // the request body is over the limit
+	CodeUnsupportedType = "unsupported_type"                // an upload of a format Quarry does not read
+	CodeRateLimited     = "rate_limited"                    // the key's request rate is exceeded
+	CodeTimeout         = string(quarry.CodeTimeout)        // the request took longer than allowed
+	CodeUnavailable     = string(quarry.CodeUnavailable)    // the server is shutting down or the store is closed
+	CodeNeedsModel      = string(quarry.CodeNeedsModel)     // a structured answer without a chat model
+	CodeInternal        = string(quarry.CodeInternal)       // anything else
+	CodeCrossOrigin     = "cross_origin"                    // a browser request from another site's page
+	CodeNotAcceptable   = "not_acceptable"                  // a response type the server cannot produce
+	CodeMethod          = "method_not_allowed"              // the path exists, the method does not
 )
 
 // Error is the body of every error response, as RFC 9457 problem details
@@ -121,36 +117,35 @@ func errorTransformer(_ huma.Context, status string, v any) (any, error) {
 	return &Error{Code: codeFor(st), Status: st, Title: http.StatusText(st), Detail: detail, Errors: em.Errors}, nil
 }
 
-// fromLibrary maps an error from the library to an API error. Anything it
-// does not recognise is an internal error whose detail is kept, since the
-// library's messages say what failed without holding secrets.
-func fromLibrary(err error) *Error {
+// fromLibrary maps an error from the library to an API error through the
+// core's classification (quarry.Fail): errors a caller can act on keep
+// Quarry's message, anything else is a 500 whose detail is only an error
+// id, logged beside the real error, so no database, driver or provider
+// text reaches a response.
+func (s *Server) fromLibrary(err error) *Error {
 	var ae *Error
-	var fe *filter.Error
-	var se *filter.SyntaxError
-	switch {
-	case errors.As(err, &ae):
+	if errors.As(err, &ae) {
 		return ae
-	case errors.Is(err, context.DeadlineExceeded):
-		return apiError(http.StatusGatewayTimeout, CodeTimeout, "the request took longer than the server allows: "+err.Error())
-	case errors.As(err, &fe), errors.As(err, &se):
-		return apiError(http.StatusBadRequest, CodeInvalidFilter, err.Error())
-	case errors.Is(err, ingest.ErrNameTaken):
-		return apiError(http.StatusConflict, CodeConflict, err.Error())
-	case errors.Is(err, quarry.ErrForbidden):
-		return apiError(http.StatusForbidden, CodeForbidden, err.Error())
-	case errors.Is(err, ingest.ErrOutOfScope):
-		return apiError(http.StatusForbidden, CodeOutOfScope, err.Error())
-	case errors.Is(err, store.ErrCollectionNotFound), errors.Is(err, store.ErrJobNotFound), errors.Is(err, store.ErrThreadNotFound):
-		return apiError(http.StatusNotFound, CodeNotFound, err.Error())
-	case errors.Is(err, store.ErrCollectionExists), errors.Is(err, store.ErrModelMismatch), errors.Is(err, store.ErrSchemaMismatch):
-		return apiError(http.StatusConflict, CodeConflict, err.Error())
-	case errors.Is(err, rag.ErrNeedsModel):
-		return apiError(http.StatusBadRequest, CodeNeedsModel, err.Error())
-	case errors.Is(err, store.ErrInvalidRequest), errors.Is(err, store.ErrUnsupported):
-		return apiError(http.StatusBadRequest, CodeInvalidRequest, err.Error())
-	case errors.Is(err, store.ErrClosed):
-		return apiError(http.StatusServiceUnavailable, CodeUnavailable, err.Error())
 	}
-	return apiError(http.StatusInternalServerError, CodeInternal, err.Error())
+	f := quarry.Fail(context.Background(), s.log, err)
+	return apiError(statusOf(f.Code), string(f.Code), f.Message)
+}
+
+// statusOf is the HTTP status of a core error code.
+func statusOf(c quarry.Code) int {
+	switch c {
+	case quarry.CodeInvalidRequest, quarry.CodeInvalidFilter, quarry.CodeNeedsModel:
+		return http.StatusBadRequest
+	case quarry.CodeForbidden, quarry.CodeOutOfScope:
+		return http.StatusForbidden
+	case quarry.CodeNotFound:
+		return http.StatusNotFound
+	case quarry.CodeConflict:
+		return http.StatusConflict
+	case quarry.CodeTimeout:
+		return http.StatusGatewayTimeout
+	case quarry.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }

@@ -51,7 +51,7 @@ func (s *Server) graphTemplates(ctx context.Context, _ *struct{}) (*body[GraphTe
 	}
 	ts, err := s.kb.GraphTemplates(s.scope(p))
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[GraphTemplates]{Body: GraphTemplates{Templates: ts}}, nil
 }
@@ -63,7 +63,7 @@ func (s *Server) graphSchema(ctx context.Context, _ *struct{}) (*body[GraphSchem
 	}
 	gs, err := s.kb.GraphSchema(ctx, s.scope(p))
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[GraphSchema]{Body: gs}, nil
 }
@@ -75,7 +75,7 @@ func (s *Server) graphPlugins(ctx context.Context, _ *struct{}) (*body[GraphPlug
 	}
 	pl, err := s.kb.GraphPlugins(ctx, s.scope(p))
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[GraphPlugins]{Body: pl}, nil
 }
@@ -87,7 +87,7 @@ func (s *Server) runGraphTemplate(ctx context.Context, in *graphRunInput) (*body
 	}
 	ps, err := s.kb.RunGraphTemplate(ctx, s.scope(p), in.Template, in.Body.Arguments)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[GraphRows]{Body: GraphRows{Results: ps}}, nil
 }

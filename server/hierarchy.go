@@ -45,7 +45,7 @@ func (s *Server) links(ctx context.Context, in *CollectionPath) (*body[Links], e
 	}
 	g, err := s.kb.Links(ctx, s.scope(p), in.Collection)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[Links]{Body: Links{Collection: in.Collection, Links: g}}, nil
 }
@@ -57,7 +57,7 @@ func (s *Server) tree(ctx context.Context, in *CollectionPath) (*body[Tree], err
 	}
 	t, err := s.kb.Tree(ctx, s.scope(p), in.Collection)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[Tree]{Body: Tree{Collection: in.Collection, Root: t}}, nil
 }
@@ -69,7 +69,7 @@ func (s *Server) health(ctx context.Context, in *CollectionPath) (*body[Health],
 	}
 	rep, err := s.kb.Health(ctx, s.scope(p), in.Collection, false)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[Health]{Body: Health{Report: rep.Report}}, nil
 }

@@ -40,7 +40,7 @@ func (s *Server) index(ctx context.Context, in *indexInput) (*body[IndexResult],
 	}
 	res, err := s.kb.Index(ctx, s.scope(p), quarry.IndexRequest{Paths: paths, Limit: in.Body.Limit})
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[IndexResult]{Body: *res}, nil
 }
@@ -59,7 +59,7 @@ func (s *Server) doctor(ctx context.Context, _ *doctorInput) (*body[Doctor], err
 	}
 	d, err := s.kb.Doctor(ctx, s.scope(p))
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[Doctor]{Body: *d}, nil
 }
@@ -83,7 +83,7 @@ func (s *Server) importNodes(ctx context.Context, in *importInput) (*body[Import
 	f.Collection = "" // the path names the collection
 	rep, err := s.kb.Import(ctx, s.scope(p), in.Collection, &f)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[ImportReport]{Body: *rep}, nil
 }
@@ -106,7 +106,7 @@ func (s *Server) putObjects(ctx context.Context, in *objectsInput) (*body[Object
 	}
 	res, err := s.kb.PutObjects(ctx, s.scope(p), in.Collection, in.Body)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[ObjectsResult]{Body: *res}, nil
 }
@@ -124,7 +124,7 @@ func (s *Server) deleteObject(ctx context.Context, in *objectPath) (*body[Delete
 	}
 	n, err := s.kb.DeleteObject(ctx, s.scope(p), in.Collection, in.ID)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	return &body[DeleteResult]{Body: DeleteResult{Deleted: n}}, nil
 }

@@ -78,7 +78,7 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 	}
 	matcher, err := filter.NewMatcher(p.scope)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	type file struct {
 		name string
@@ -125,18 +125,18 @@ func (s *Server) upload(ctx context.Context, in *uploadInput) (*body[JobStarted]
 	}
 	dir, err := s.jobDir()
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	sources := make([]string, len(files))
 	for i, f := range files {
 		path := filepath.Join(dir, filepath.FromSlash(prefix), f.name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			os.RemoveAll(dir)
-			return nil, fromLibrary(err)
+			return nil, s.fromLibrary(err)
 		}
 		if err := os.WriteFile(path, f.data, 0o600); err != nil {
 			os.RemoveAll(dir)
-			return nil, fromLibrary(err)
+			return nil, s.fromLibrary(err)
 		}
 		sources[i] = prefix + f.name
 	}
@@ -236,7 +236,7 @@ func (s *Server) ingestPaths(ctx context.Context, in *ingestInput) (*body[JobSta
 		return nil, apiError(http.StatusForbidden, CodeForbidden, "ingestion from server folders is off: start the server with --root")
 	}
 	if err := s.scope(p).MayIngestPaths(); err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	paths, err := s.roots.ConfineAll(in.Body.Paths)
 	if err != nil {
@@ -290,7 +290,7 @@ func (s *Server) startJob(ctx context.Context, p *principal, c *store.Collection
 		return JobStarted{}, apiError(http.StatusServiceUnavailable, CodeUnavailable, "the server is shutting down")
 	}
 	if err != nil {
-		return JobStarted{}, fromLibrary(err)
+		return JobStarted{}, s.fromLibrary(err)
 	}
 	out := JobStarted{JobID: st.ID, State: st.State}
 	if p.scope != nil { // only keys with a filter are limited to their own jobs
@@ -314,7 +314,7 @@ func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
 	}
 	js, err := s.kb.Store().Jobs()
 	if err != nil {
-		return store.Job{}, fromLibrary(err)
+		return store.Job{}, s.fromLibrary(err)
 	}
 	notFound := apiError(http.StatusNotFound, CodeNotFound, fmt.Sprintf("no job has id %q", id))
 	j, err := js.GetJob(ctx, id)
@@ -322,7 +322,7 @@ func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
 		return store.Job{}, notFound
 	}
 	if err != nil {
-		return store.Job{}, fromLibrary(err)
+		return store.Job{}, s.fromLibrary(err)
 	}
 	s.mu.Lock()
 	owner, ours := s.jobOwner[id]
@@ -378,7 +378,7 @@ func (s *Server) jobEvents(ctx context.Context, in *jobPath) (iter.Seq[event], e
 			case <-time.After(jobPoll):
 			}
 			if j, err = s.job(ctx, in.ID); err != nil {
-				yield(event{"error", fromLibrary(err)})
+				yield(event{"error", s.fromLibrary(err)})
 				return
 			}
 			if out := jobOut(j); out != last {
@@ -405,7 +405,7 @@ func (s *Server) listJobs(ctx context.Context, in *listJobsInput) (*body[JobList
 	}
 	js, err := s.kb.Store().Jobs()
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	limit := in.Limit
 	if limit == 0 {
@@ -413,7 +413,7 @@ func (s *Server) listJobs(ctx context.Context, in *listJobsInput) (*body[JobList
 	}
 	jobs, err := js.ListJobs(ctx, limit)
 	if err != nil {
-		return nil, fromLibrary(err)
+		return nil, s.fromLibrary(err)
 	}
 	out := JobList{Jobs: make([]Job, len(jobs))}
 	for i, j := range jobs {

@@ -189,6 +189,8 @@ const (
 	errDenied        = 1142 // a table the account may not read
 	errDBDenied      = 1044 // the account may enter the database only once it may read a collection
 	errUserDenied    = 1045 // the account was re-keyed or dropped by another setup
+	errLockWait      = 1205
+	errDeadlock      = 1213
 )
 
 // fencedError names a fenced statement's timeout, and a fragment that
@@ -204,7 +206,12 @@ func fencedError(err error) error {
 				return errNoFence // the account is gone, or was not granted this collection
 			}
 			return fmt.Errorf("%w: the raw fragment reached outside the collection", store.ErrInvalidRequest)
+		case errLockWait, errDeadlock:
+			return err
 		}
+		// Anything else the server refused in the statement is the
+		// fragment's doing; its text can hold another row's values.
+		return fmt.Errorf("%w: the raw fragment failed in the database (error %d): check its types and values", store.ErrInvalidRequest, me.Number)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -177,11 +178,18 @@ func enterFence(ctx context.Context, tx pgx.Tx, w clause) error {
 // statement_timeout (or a cancel request).
 const queryCanceled = "57014"
 
-// fencedError names a fenced statement's timeout as a request that must
-// change; any other failure stays the store's error.
+// fencedError names what a fenced statement's fragment did wrong as a
+// request that must change: its timeout, and the errors of data and of
+// names and types it raised (SQLSTATE classes 22 and 42), by their code
+// alone — the database's text can hold another row's values. A failure of
+// the server or the connection stays the store's error.
 func fencedError(err error) error {
-	if pgErrorCode(err) == queryCanceled {
+	code := pgErrorCode(err)
+	switch {
+	case code == queryCanceled:
 		return fmt.Errorf("%w: the raw fragment took longer than %s", store.ErrInvalidRequest, FragmentTimeout)
+	case strings.HasPrefix(code, "22"), strings.HasPrefix(code, "42"):
+		return fmt.Errorf("%w: the raw fragment failed in the database (SQLSTATE %s): check its types and values", store.ErrInvalidRequest, code)
 	}
 	return err
 }
