@@ -10,6 +10,7 @@ import (
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/embed"
 	"github.com/quarry-rag/quarry/filter"
+	"github.com/quarry-rag/quarry/internal/mariadbtest"
 	"github.com/quarry-rag/quarry/store"
 	"github.com/quarry-rag/quarry/store/mariadb"
 )
@@ -114,4 +115,12 @@ func TestFenceHoldsWithoutTheParser(t *testing.T) {
 		t.Errorf("SLEEP(30) ran %s under the fence", d)
 	}
 	_ = errors.Is(err, store.ErrInvalidRequest) // SLEEP ends early without an error: the bound is the time
+}
+
+// TestFragmentUserAgrees: the test helper drops the account the store
+// makes.
+func TestFragmentUserAgrees(t *testing.T) {
+	if got, want := mariadbtest.FragmentUser("quarry_test_1_2"), mariadb.FragmentUser("quarry_test_1_2"); got != want {
+		t.Errorf("mariadbtest.FragmentUser = %s, the store's %s", got, want)
+	}
 }
