@@ -103,6 +103,9 @@ func (kb *KB) Doctor(ctx context.Context, sc Scope) (*Doctor, error) {
 	run("pdf engine", func() (string, string) { return kb.doctorPDF(ctx) })
 	run("ocr", func() (string, string) { return kb.doctorOCR(ctx) })
 	run("store", func() (string, string) { return kb.doctorStore(ctx) })
+	if pa, ok := kb.store.PrivilegeAuditor(); ok {
+		run("store privileges", func() (string, string) { return kb.doctorPrivileges(ctx, pa) })
+	}
 	run("collection", func() (string, string) { return kb.doctorCollection(ctx) })
 	return d, nil
 }
@@ -205,6 +208,30 @@ func (kb *KB) doctorStore(ctx context.Context) (string, string) {
 		engine += fmt.Sprintf(", %s %s", name, e.Extensions[name])
 	}
 	return CheckOK, fmt.Sprintf("%s (%s); %d collections", kb.StoreURL(), engine, len(cs))
+}
+
+// doctorPrivileges warns when the store's role holds more than Quarry
+// needs at run time, or when raw fragments cannot run fenced.
+func (kb *KB) doctorPrivileges(ctx context.Context, pa store.PrivilegeAuditor) (string, string) {
+	p, err := pa.Privileges(ctx)
+	if err != nil {
+		return CheckWarn, err.Error()
+	}
+	var notes []string
+	state := CheckOK
+	if len(p.Excess) > 0 {
+		state = CheckWarn
+		notes = append(notes, fmt.Sprintf("%s holds more than Quarry needs at run time: %s; run Quarry as a role with only its grants (quarry setup --store URL --runtime-role NAME prints them) and keep this one for setup",
+			p.Role, strings.Join(p.Excess, ", ")))
+	} else {
+		notes = append(notes, p.Role+" holds no more than Quarry needs")
+	}
+	if p.Fragments {
+		notes = append(notes, "raw filter fragments run fenced (least-privileged role, statement time limit)")
+	} else {
+		notes = append(notes, "raw filter fragments are refused: their fenced role is missing (quarry setup --store URL, as the owner, creates it)")
+	}
+	return state, strings.Join(notes, "; ")
 }
 
 func (kb *KB) doctorCollection(ctx context.Context) (string, string) {

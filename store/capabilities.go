@@ -105,3 +105,34 @@ func (s *Store) IndexMaintainer() (IndexMaintainer, bool) {
 	im, ok := s.b.(IndexMaintainer)
 	return im, ok
 }
+
+// Privileges is what a server store's connection may do, judged against
+// what Quarry needs at run time (quarry doctor reports it).
+type Privileges struct {
+	// Role is the connection's role or account.
+	Role string `json:"role"`
+	// Excess names what the role holds beyond Quarry's run-time needs
+	// (superuser, server files, other databases): each is something a
+	// defect in Quarry, or a fragment that got past its parser, could use.
+	Excess []string `json:"excess,omitempty"`
+	// Fragments is set when raw filter fragments can run fenced, as the
+	// store's least-privileged role; without it they are refused.
+	Fragments bool `json:"fragments"`
+}
+
+// PrivilegeAuditor is implemented by server stores that can judge their
+// connection's privileges and say what a separate run-time role needs.
+type PrivilegeAuditor interface {
+	Privileges(ctx context.Context) (Privileges, error)
+	// RuntimeGrants are the statements a DBA runs so that role can run
+	// Quarry on a store set up by its owner (quarry setup --runtime-role).
+	RuntimeGrants(ctx context.Context, role string) ([]string, error)
+}
+
+// PrivilegeAuditor returns the backend's privilege audit; false when it
+// has none (stores without roles: embedded, memory, or an engine whose
+// credentials are a single key).
+func (s *Store) PrivilegeAuditor() (PrivilegeAuditor, bool) {
+	pa, ok := s.b.(PrivilegeAuditor)
+	return pa, ok
+}

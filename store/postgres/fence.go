@@ -70,7 +70,13 @@ DO $$ BEGIN
 	EXECUTE format('GRANT USAGE ON SCHEMA %I TO quarry_fragment',
 		(SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'quarry_documents'::regclass));
 	BEGIN
-		GRANT quarry_fragment TO CURRENT_USER;
+		-- A member switches to the role; it must not inherit it, or the
+		-- role's row-level security would hold its own statements too.
+		IF current_setting('server_version_num')::int >= 160000 THEN
+			EXECUTE 'GRANT quarry_fragment TO CURRENT_USER WITH INHERIT FALSE';
+		ELSE
+			GRANT quarry_fragment TO CURRENT_USER;
+		END IF;
 	EXCEPTION WHEN insufficient_privilege OR invalid_grant_operation THEN
 		RAISE NOTICE 'quarry: grant quarry_fragment to the runtime role by hand';
 	END;
