@@ -27,7 +27,7 @@ role run Quarry, for a DBA to review and run; quarry doctor warns when the store
 holds more than that.`,
 		Example: `  quarry setup --store postgres://owner@db/quarry
   quarry setup --store postgres://owner@db/quarry --runtime-role quarry_app`,
-		Args:    exactArgs(0),
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if url == "" {
 				return usageErr(errors.New("setup: --store URL is required"))
