@@ -130,7 +130,12 @@ func (kb *KB) collection(ctx context.Context, sc Scope, name string, create bool
 	if !sc.Allows(name) {
 		return nil, fmt.Errorf("%w: collection %q is not open to this caller (open: %s)", ErrForbidden, name, strings.Join(sc.Collections, ", "))
 	}
-	c, err := kb.open(ctx, name, create)
+	// A caller held to a filter may not make a collection: it would be
+	// the whole store's, seen by every caller who may list collections.
+	c, err := kb.open(ctx, name, create && sc.Filter == nil)
+	if errors.Is(err, store.ErrCollectionNotFound) && create && sc.Filter != nil {
+		return nil, fmt.Errorf("%w: collection %q does not exist, and a caller held to a filter may not create one (every caller would see it): an operator or an admin key without a filter creates it", ErrForbidden, name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -855,6 +860,11 @@ func (kb *KB) CreateCollection(ctx context.Context, sc Scope, req NewCollectionR
 	if sc.ReadOnly || len(sc.Profiles) > 0 {
 		return CollectionInfo{}, fmt.Errorf("%w: creating a collection is not open to this caller", ErrForbidden)
 	}
+	if sc.Filter != nil {
+		// Every caller who may list collections would see it, whatever
+		// their scope: a collection is not a tenant's.
+		return CollectionInfo{}, fmt.Errorf("%w: a caller held to a filter may not create collections (every caller would see them): an operator or an admin key without a filter creates them", ErrForbidden)
+	}
 	if !sc.Allows(req.Name) {
 		return CollectionInfo{}, fmt.Errorf("%w: collection %q is not open to this caller (open: %s)", ErrForbidden, req.Name, strings.Join(sc.Collections, ", "))
 	}
@@ -866,7 +876,6 @@ func (kb *KB) CreateCollection(ctx context.Context, sc Scope, req NewCollectionR
 	if err != nil {
 		return CollectionInfo{}, err
 	}
-	// The creator sees the empty collection whatever its filter.
 	info, _, err := kb.info(ctx, Scope{}, c.Config())
 	return info, err
 }

@@ -38,7 +38,7 @@ func TestCreateCollection(t *testing.T) {
 	ctx := context.Background()
 	kb := quarrytest.NewKB(t)
 	m := kb.Embedder().Model()
-	info, err := kb.CreateCollection(ctx, quarry.Scope{Filter: filter.Eq("tenant", "acme")}, quarry.NewCollectionRequest{Name: "kb", Embedder: m.Provider + "/" + m.Model})
+	info, err := kb.CreateCollection(ctx, quarry.Scope{Collections: []string{"kb"}}, quarry.NewCollectionRequest{Name: "kb", Embedder: m.Provider + "/" + m.Model})
 	if err != nil || info.Name != "kb" || info.Documents != 0 || info.Model != m {
 		t.Fatalf("create: %+v %v", info, err)
 	}
@@ -48,6 +48,7 @@ func TestCreateCollection(t *testing.T) {
 		want error
 	}{
 		"read-only":          {quarry.Scope{ReadOnly: true}, quarry.NewCollectionRequest{Name: "a"}, quarry.ErrForbidden},
+		"held to a filter":   {quarry.Scope{Filter: filter.Eq("tenant", "acme")}, quarry.NewCollectionRequest{Name: "a"}, quarry.ErrForbidden},
 		"limited to profile": {quarry.Scope{Profiles: []string{"p"}}, quarry.NewCollectionRequest{Name: "a"}, quarry.ErrForbidden},
 		"another collection": {quarry.Scope{Collections: []string{"b"}}, quarry.NewCollectionRequest{Name: "a"}, quarry.ErrForbidden},
 		"another embedder":   {quarry.Developer(), quarry.NewCollectionRequest{Name: "a", Embedder: "openai/text-embedding-3-small"}, quarry.ErrInvalid},
@@ -57,6 +58,32 @@ func TestCreateCollection(t *testing.T) {
 		if _, err := kb.CreateCollection(ctx, tc.sc, tc.req); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", name, err, tc.want)
 		}
+	}
+}
+
+// TestScopedCallerMakesNoCollection: a caller held to a filter adds to a
+// collection that exists but cannot make one by adding to it, which every
+// caller would then see.
+func TestScopedCallerMakesNoCollection(t *testing.T) {
+	ctx := context.Background()
+	kb := quarrytest.NewKB(t)
+	sc := quarry.Scope{Filter: filter.Eq("sourceName", "x")}
+	doc := []quarry.NewDocument{{Text: "a tenant's text", Source: "x"}}
+	if _, err := kb.AddDocuments(ctx, sc, "fresh", doc); !errors.Is(err, quarry.ErrForbidden) {
+		t.Fatalf("a filtered caller's add made a collection: %v", err)
+	}
+	if _, err := kb.PutObjects(ctx, sc, "fresh", []byte(`{"id":"x","title":"T"}`)); !errors.Is(err, quarry.ErrForbidden) {
+		t.Fatalf("a filtered caller's objects made a collection: %v", err)
+	}
+	cs, err := kb.Collections(ctx, quarry.Developer())
+	if err != nil || len(cs) != 0 {
+		t.Fatalf("collections after the refusals: %v %v", cs, err)
+	}
+	if _, err := kb.AddDocuments(ctx, quarry.Developer(), "fresh", []quarry.NewDocument{{Text: "the operator's", Source: "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kb.AddDocuments(ctx, sc, "fresh", doc); err != nil {
+		t.Fatalf("a filtered caller's add to an existing collection: %v", err)
 	}
 }
 
