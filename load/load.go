@@ -229,19 +229,26 @@ type listed struct {
 
 // list returns the files under root that the walk reads, narrowed by the
 // include and exclude rules of a Selection.
+//
+// A root that is a symbolic link is followed, to a file or a folder: the
+// caller named it, so it is what they mean to read (a server confines its
+// clients' paths to its roots on real paths before they get here). The
+// link is resolved once, here; the walk and the reads go through its
+// target, and links met during the walk keep the rules of any folder.
+// Paths and source names stay those of the root as written.
 func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, error) {
-	st, err := os.Stat(root)
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", root, err)
+	}
+	st, err := os.Stat(realRoot)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", root, err)
 	}
 	if !st.IsDir() {
 		name := filepath.ToSlash(filepath.Clean(root))
 		return []listed{{path: root, src: document.Source{Type: SourceTypeOf(name), Name: name},
-			at: opener{listed: st}}}, nil
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", root, err)
+			at: opener{real: realRoot, listed: st}}}, nil
 	}
 	// Files are opened through the root as it was when listed: a link
 	// swapped in later, at any depth, cannot lead a read outside it.
@@ -251,15 +258,17 @@ func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, err
 	}
 	var rules []ignoreRule
 	var out []listed
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	// The walk starts at the resolved folder: WalkDir does not descend
+	// into a root that is itself a link.
+	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == root {
+			if p == realRoot {
 				return err
 			}
 			return nil // an unreadable entry below the root is skipped
 		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
+		osRel, _ := filepath.Rel(realRoot, p)
+		rel := filepath.ToSlash(osRel)
 		if rel == "." {
 			if l.gitignore {
 				rules = append(rules, l.readIgnore(p, "")...)
@@ -291,8 +300,7 @@ func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, err
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		osRel, _ := filepath.Rel(root, p)
-		out = append(out, listed{path: p, src: document.Source{Type: SourceTypeOf(rel), Name: rel}, at: opener{root: dir, rel: osRel}})
+		out = append(out, listed{path: filepath.Join(root, osRel), src: document.Source{Type: SourceTypeOf(rel), Name: rel}, at: opener{root: dir, rel: osRel}})
 		return nil
 	})
 	if err != nil {

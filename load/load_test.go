@@ -104,6 +104,64 @@ func TestSymlinksStayInsideRoot(t *testing.T) {
 	}
 }
 
+// TestSymlinkRoots: a root named as a symbolic link is followed, to a
+// folder (walked with the names of a plain folder, its own links under the
+// usual rules) or a file (named as written); a link that leads nowhere is
+// an error, never an empty walk.
+func TestSymlinkRoots(t *testing.T) {
+	outside := tree(t, map[string]string{"secret.md": "outside"})
+	base := tree(t, map[string]string{"real/a.md": "# A\n\nalpha\n", "real/sub/b.md": "# B\n\nbeta\n", "real/node_modules/x.md": "skipped"})
+	real := filepath.Join(base, "real")
+	link := func(target, name string) string {
+		t.Helper()
+		p := filepath.Join(base, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	link(filepath.Join(outside, "secret.md"), "real/leak.md")
+	abs := link(real, "abs")
+	tests := []struct {
+		name, root string
+		want       []string // source names
+		paths      []string // Result.Path of each
+		err        string
+	}{
+		{"folder", abs, []string{"a.md", "sub/b.md"}, []string{filepath.Join(abs, "a.md"), filepath.Join(abs, "sub", "b.md")}, ""},
+		{"relative link", link("real", "rel"), []string{"a.md", "sub/b.md"}, []string{filepath.Join(base, "rel", "a.md"), filepath.Join(base, "rel", "sub", "b.md")}, ""},
+		{"link to a link", link(abs, "chain"), []string{"a.md", "sub/b.md"}, []string{filepath.Join(base, "chain", "a.md"), filepath.Join(base, "chain", "sub", "b.md")}, ""},
+		{"file", link(filepath.Join(real, "a.md"), "one.md"), []string{filepath.ToSlash(filepath.Join(base, "one.md"))}, []string{filepath.Join(base, "one.md")}, ""},
+		{"dangling", link(filepath.Join(base, "gone"), "dangling"), nil, nil, "no such file"},
+	}
+	l := New(Options{})
+	defer l.Close()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var names, paths []string
+			err := l.Walk(context.Background(), []string{tt.root}, func(r Result) error {
+				if r.Err != nil {
+					t.Errorf("%s: %v", r.Source.Name, r.Err)
+				}
+				if len(r.Docs) == 0 {
+					t.Errorf("%s: no documents", r.Source.Name)
+				}
+				names, paths = append(names, r.Source.Name), append(paths, r.Path)
+				return nil
+			})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("walk %s = %v, %v; want an error with %q", tt.root, names, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(names, tt.want) || !reflect.DeepEqual(paths, tt.paths) {
+				t.Errorf("walk %s = %v %v, %v; want %v %v", tt.root, names, paths, err, tt.want, tt.paths)
+			}
+		})
+	}
+}
+
 func TestPerFileErrors(t *testing.T) {
 	root := tree(t, map[string]string{
 		"good.md":       "# fine\n",

@@ -10,11 +10,13 @@ import (
 // opener opens a listed file the way the listing checked it. A file found
 // by walking a folder is opened through that folder's os.Root, which no
 // symbolic link or ".." can lead out of, whatever was swapped in since the
-// walk. A file given as a root itself is opened without following a link
-// in its last element and must still be the file that was listed.
+// walk. A file given as a root itself is opened at the path its links
+// resolved to when it was listed, without following a link in its last
+// element, and must still be the file that was listed.
 type opener struct {
 	root   *os.Root    // the walked folder; nil for a file root
 	rel    string      // the path below root
+	real   string      // a file root's resolved path; empty to open the path read is given
 	listed os.FileInfo // a file root as it was listed; nil when unknown
 }
 
@@ -29,7 +31,11 @@ func (o opener) read(p string, limit int64) ([]byte, error) {
 			return nil, fmt.Errorf("the path now leads outside the folder it was listed in (a symbolic link replaced it); not read")
 		}
 	default:
-		f, err = os.OpenFile(p, os.O_RDONLY|oNoFollow, 0)
+		at := p
+		if o.real != "" {
+			at = o.real
+		}
+		f, err = os.OpenFile(at, os.O_RDONLY|oNoFollow, 0)
 		if isLoop(err) {
 			return nil, fmt.Errorf("the file became a symbolic link after it was listed; not read")
 		}

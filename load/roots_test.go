@@ -22,6 +22,9 @@ func TestRoots(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink("docs", filepath.Join(root, "inlink")); err != nil {
+		t.Fatal(err)
+	}
 	r, err := load.NewRoots([]string{root})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +42,9 @@ func TestRoots(t *testing.T) {
 		{filepath.Join(outside, "secret.md"), "", "outside the allowed roots"},
 		{filepath.Join(outside, "nothing-here"), "", "outside the allowed roots"},
 		{"link/secret.md", "", "through a symlink"},
+		// A link named as the path is followed only to a real path inside.
+		{"inlink", filepath.Join(realRoot, "docs"), ""},
+		{"link", "", "through a symlink"},
 		{"/etc/passwd", "", "outside the allowed roots"},
 	} {
 		got, err := r.Confine(tc.path)
