@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -515,6 +516,13 @@ func (c *coll) writeCheckpoint(name string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	// While its temporary files exist the write holds the checkpoint lock
+	// shared, so no sweep of leftovers (sweepTemporary) removes them.
+	unlock, _, err := c.b.lockCheckpoints(c.cfg.Name, false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	tmp := filepath.Join(dir, name+".tmp")
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
@@ -588,6 +596,93 @@ func (c *coll) writeCheckpoint(name string) error {
 		}
 	}
 	return nil
+}
+
+// isTemporary reports whether an entry of a collection's index folder is
+// one a checkpoint write keeps only until it finishes: its ckpt-<seq>.tmp
+// folder (writeCheckpoint) or the file CURRENT.tmp (writeFileAtomic).
+// Nothing else there is matched, whatever its name.
+func isTemporary(e os.DirEntry) bool {
+	if e.Type().IsRegular() {
+		return e.Name() == currentFile+".tmp"
+	}
+	if !e.IsDir() {
+		return false
+	}
+	seq, ok := strings.CutPrefix(e.Name(), "ckpt-")
+	seq, tmp := strings.CutSuffix(seq, ".tmp")
+	return ok && tmp && seq != "" && strings.Trim(seq, "0123456789") == ""
+}
+
+// sweepTemporary removes the temporary files of checkpoint writes that
+// never finished (the process died mid-write). Nothing else would: a
+// checkpoint write sweeps the folder only when it finishes one, and a
+// collection that is only read never writes one. It runs as the
+// collection opens, before it is among b.colls, so no checkpoint of this
+// Backend's can be writing. A writer elsewhere (another process, or
+// another Backend of this folder) holds the checkpoint lock shared while
+// its temporary files exist: the sweep takes it exclusive without
+// waiting and, when it cannot, leaves everything to the next open. Under
+// the lock every temporary file present is a leftover, so the folder is
+// listed again there. A failure is logged, not returned: a leftover costs
+// disk space, never a wrong answer.
+func (c *coll) sweepTemporary() {
+	dir := c.b.indexDir(c.cfg.Name)
+	left := func() []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			c.b.log.Warn("embedded store: cannot look for temporary checkpoint files", "collection", c.cfg.Name, "err", err)
+		}
+		var out []string
+		for _, e := range entries {
+			if isTemporary(e) {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	// Most opens find nothing, and then take no lock (nor create its
+	// file, which a read-only folder would refuse).
+	if len(left()) == 0 {
+		return
+	}
+	unlock, ok, err := c.b.lockCheckpoints(c.cfg.Name, true)
+	if err != nil {
+		c.b.log.Warn("embedded store: temporary checkpoint files left in place", "collection", c.cfg.Name, "err", err)
+		return
+	}
+	if !ok {
+		c.b.log.Debug("embedded store: a checkpoint is being written elsewhere; temporary files are swept on a later open", "collection", c.cfg.Name)
+		return
+	}
+	defer unlock()
+	for _, name := range left() {
+		p := filepath.Join(dir, name)
+		if sweepMinAge > 0 && touchedSince(p, time.Now().Add(-sweepMinAge)) {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			c.b.log.Warn("embedded store: cannot remove a temporary checkpoint file", "collection", c.cfg.Name, "path", p, "err", err)
+			continue
+		}
+		c.b.log.Info("embedded store: removed a temporary checkpoint file a write that did not finish left behind", "collection", c.cfg.Name, "path", p)
+	}
+}
+
+// touchedSince reports whether p, or anything in it, was modified after t.
+func touchedSince(p string, t time.Time) bool {
+	recent := false
+	_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.ModTime().After(t) {
+			recent = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return recent
 }
 
 // writeFileAtomic replaces path with data so a reader sees the old or the

@@ -276,6 +276,7 @@ func (b *Backend) loadCollection(ctx context.Context, name string) (*coll, error
 	if err != nil {
 		return nil, err
 	}
+	c.sweepTemporary()
 	c.mu.Lock()
 	err = c.load(ctx)
 	c.mu.Unlock()

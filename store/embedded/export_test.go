@@ -59,3 +59,10 @@ func (b *Backend) VectorsMapped(name string) bool {
 	defer c.vecMu.Unlock()
 	return c.vec != nil && c.vec.VectorsMapped()
 }
+
+// HoldCheckpointWrite takes a collection's checkpoint lock as a
+// checkpoint writer does, until the returned func is called.
+func (b *Backend) HoldCheckpointWrite(collection string) (func(), error) {
+	unlock, _, err := b.lockCheckpoints(collection, false)
+	return unlock, err
+}

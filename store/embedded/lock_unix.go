@@ -52,3 +52,49 @@ func (b *Backend) LockIngest(ctx context.Context, collection string) (func(), er
 		f.Close()
 	}, nil
 }
+
+// sweepMinAge is how long a temporary checkpoint must have been left
+// untouched before sweepTemporary removes it. With flock the checkpoint
+// lock tells a live writer from a dead one, so no age is needed.
+const sweepMinAge = 0
+
+// lockCheckpoints takes a collection's checkpoint lock file
+// (locks/checkpoint-<name>.lock beside the database). A checkpoint writer
+// holds it shared from creating its temporary files until they are
+// renamed into place, so writers never wait for one another; the sweep of
+// leftovers takes it exclusive without waiting, and ok is false (nothing
+// taken) while any writer, in this process or another, holds it. The lock
+// goes when its holder's process dies, so a crashed writer never keeps its
+// leftovers from being swept.
+func (b *Backend) lockCheckpoints(collection string, sweep bool) (unlock func(), ok bool, err error) {
+	dir := filepath.Join(b.dir, "locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, fmt.Errorf("checkpoint lock: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "checkpoint-"+lockName(collection)+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, false, fmt.Errorf("checkpoint lock: %w", err)
+	}
+	how := syscall.LOCK_SH
+	if sweep {
+		how = syscall.LOCK_EX | syscall.LOCK_NB
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	switch {
+	case sweep && errors.Is(err, syscall.EWOULDBLOCK):
+		f.Close()
+		return nil, false, nil
+	case err != nil:
+		f.Close()
+		return nil, false, fmt.Errorf("checkpoint lock: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, true, nil
+}
