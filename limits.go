@@ -10,7 +10,6 @@ import (
 // further requests wait for one of its own to end, so no caller can hold
 // every connection a server store has while the others wait.
 type callerSlots struct {
-	n  int
 	mu sync.Mutex
 	// slots holds each caller's semaphore; callers are the operator's
 	// keys, so it stays as small as the key file. Guarded by mu.

@@ -38,7 +38,7 @@ func (b *Backend) Privileges(ctx context.Context) (store.Privileges, error) {
 	return p, rows.Err()
 }
 
-var grantLine = regexp.MustCompile("^GRANT (.+) ON (\\S+) TO ")
+var grantLine = regexp.MustCompile(`^GRANT (.+) ON (\S+) TO `)
 
 // grantExcess names what one SHOW GRANTS line gives beyond the account's
 // own database, or "".
