@@ -8,11 +8,8 @@ import (
 
 // ServeOn serves h on ln with opt's limits, for tests of the listener.
 func ServeOn(ctx context.Context, ln net.Listener, h http.Handler, opt ServeOptions) error {
-	if opt.MaxConns <= 0 {
-		opt.MaxConns = DefaultMaxConns
-	}
-	if opt.BodyTimeout <= 0 {
-		opt.BodyTimeout = DefaultBodyTimeout
-	}
-	return serveOn(ctx, ln, h, opt)
+	return serveOn(ctx, ln, h, opt.withDefaults())
 }
+
+// PeerKey is the peer a connection from a counts against.
+var PeerKey = peerKey

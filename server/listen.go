@@ -10,43 +10,74 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // Defaults for ServeOptions.
 const (
 	// DefaultMaxConns bounds the connections a listener holds open at once.
+	// At the cap the oldest idle connection is closed to make room (see
+	// ServeOptions.MaxConns).
 	DefaultMaxConns = 256
+	// DefaultMaxConnsPerPeer bounds the connections one peer (an IPv4
+	// address, an IPv6 /64) holds open at once: a quarter of
+	// DefaultMaxConns, so one peer cannot fill a listener, and far above
+	// the six a browser opens or a client's usual pool.
+	DefaultMaxConnsPerPeer = 64
+	// DefaultHeaderTimeout bounds the wait for a request's header: from
+	// the connection's start for its first request, from the first bytes
+	// of the next for a kept-alive one. A header is one packet for any
+	// real client, so a few seconds is generous; a connection holding
+	// half a request line loses its slot quickly.
+	DefaultHeaderTimeout = 5 * time.Second
 	// DefaultBodyTimeout bounds reading one request's body, so a client
 	// that sends it a byte at a time cannot hold a connection for long.
 	DefaultBodyTimeout = time.Minute
 )
 
-// ServeOptions are how ListenAndServe listens.
+// idleTimeout closes a kept-alive connection that sends no next request.
+// At the connection cap idle ones go first anyway.
+const idleTimeout = 2 * time.Minute
+
+// ServeOptions are how ListenAndServe listens. Zero values take the
+// defaults above.
 type ServeOptions struct {
 	// Addr is host:port. Without keys it is moved to loopback (ListenAddr).
 	Addr string
 	// Keyed says the handler requires keys; only then may Addr be any
 	// address.
 	Keyed bool
-	// MaxConns and BodyTimeout default to DefaultMaxConns and
-	// DefaultBodyTimeout when 0.
-	MaxConns    int
+	// MaxConns caps the connections open at once (DefaultMaxConns when
+	// 0). A connection arriving at the cap closes the oldest one that is
+	// not serving a request (no complete header yet, or kept alive
+	// between requests); with every one serving, it waits for a slot.
+	MaxConns int
+	// MaxConnsPerPeer caps the connections one peer has open at once
+	// (DefaultMaxConnsPerPeer when 0; negative: no cap, e.g. behind a
+	// reverse proxy, where every connection comes from the proxy). A
+	// connection past it is closed as soon as it is accepted.
+	MaxConnsPerPeer int
+	// HeaderTimeout bounds the wait for a request header
+	// (DefaultHeaderTimeout when 0).
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request body (DefaultBodyTimeout when
+	// 0).
 	BodyTimeout time.Duration
 	// Name starts log lines ("serve", "mcp").
 	Name   string
 	Logger *slog.Logger
 }
 
-// ListenAndServe serves h until ctx is cancelled, then drains requests for
-// up to five seconds. Every Quarry HTTP listener (quarry serve, quarry mcp
-// --http) goes through it, so they share one set of limits: the
-// loopback-unless-keys rule, a header timeout, a body read timeout, a
-// connection cap and a header size cap.
-func ListenAndServe(ctx context.Context, h http.Handler, opt ServeOptions) error {
+// withDefaults is opt with every unset limit, the logger and the name
+// given their defaults.
+func (opt ServeOptions) withDefaults() ServeOptions {
 	if opt.MaxConns <= 0 {
 		opt.MaxConns = DefaultMaxConns
+	}
+	if opt.MaxConnsPerPeer == 0 {
+		opt.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+	}
+	if opt.HeaderTimeout <= 0 {
+		opt.HeaderTimeout = DefaultHeaderTimeout
 	}
 	if opt.BodyTimeout <= 0 {
 		opt.BodyTimeout = DefaultBodyTimeout
@@ -57,6 +88,18 @@ func ListenAndServe(ctx context.Context, h http.Handler, opt ServeOptions) error
 	if opt.Name == "" {
 		opt.Name = "serve"
 	}
+	return opt
+}
+
+// ListenAndServe serves h until ctx is cancelled, then drains requests for
+// up to five seconds. Every Quarry HTTP listener (quarry serve, quarry mcp
+// --http) goes through it, so they share one set of limits, all acting
+// before a request is read and so before any key is checked: the
+// loopback-unless-keys rule, a connection cap that closes idle connections
+// first, a cap per peer, a header timeout, a body read timeout and a
+// header size cap.
+func ListenAndServe(ctx context.Context, h http.Handler, opt ServeOptions) error {
+	opt = opt.withDefaults()
 	addr, note := ListenAddr(opt.Addr, opt.Keyed)
 	if note != "" {
 		opt.Logger.Warn(opt.Name + ": " + note)
@@ -70,11 +113,13 @@ func ListenAndServe(ctx context.Context, h http.Handler, opt ServeOptions) error
 
 // serveOn is ListenAndServe on a listener, its options already defaulted.
 func serveOn(ctx context.Context, ln net.Listener, h http.Handler, opt ServeOptions) error {
-	hs := &http.Server{Handler: bodyDeadline(h, opt.BodyTimeout), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	opt.Logger.Info(opt.Name+": listening", "url", "http://"+ln.Addr().String(), "max_conns", opt.MaxConns)
+	cl := newConnLimiter(ln, opt)
+	hs := &http.Server{Handler: bodyDeadline(h, opt.BodyTimeout), ReadHeaderTimeout: opt.HeaderTimeout,
+		IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10, ConnState: cl.connState}
+	opt.Logger.Info(opt.Name+": listening", "url", "http://"+ln.Addr().String(), "max_conns", opt.MaxConns,
+		"max_conns_per_peer", opt.MaxConnsPerPeer, "header_timeout", opt.HeaderTimeout)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(netutil.LimitListener(ln, opt.MaxConns)) }()
+	go func() { errc <- hs.Serve(cl) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("%s: %w", opt.Name, err)

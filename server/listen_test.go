@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,34 +95,49 @@ func TestStreamOutlivesBodyTimeout(t *testing.T) {
 	}
 }
 
-// TestConnectionCap: past MaxConns, a new connection waits until one
-// closes.
+// TestConnectionCap: past MaxConns with every connection serving a
+// request, a new connection waits until one is done: a connection is
+// never closed mid-request to make room.
 func TestConnectionCap(t *testing.T) {
-	addr := listen(t, server.ServeOptions{MaxConns: 2}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	addr := listen(t, server.ServeOptions{MaxConns: 1}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/block" {
+			close(started)
+			<-release
+		}
 		fmt.Fprintln(w, "ok")
 	}))
-	var held []net.Conn
-	for range 2 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	busy := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/block")
+		if err == nil {
+			_, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
 		}
-		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, c) // kept alive: each holds a slot
+		busy <- err
+	}()
+	select {
+	case <-started:
+	case err := <-busy:
+		t.Fatalf("the request to hold the slot: %v", err)
 	}
 	client := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{DisableKeepAlives: true}}
-	if _, err := client.Get("http://" + addr); err == nil {
-		t.Fatal("a third connection was served past the cap of two")
+	if resp, err := client.Get("http://" + addr); err == nil {
+		resp.Body.Close()
+		t.Fatal("a second connection was served past a cap of one busy connection")
+	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("a second connection at the cap should wait, not fail: %v", err)
 	}
-	held[0].Close()
+	once.Do(func() { close(release) })
+	if err := <-busy; err != nil {
+		t.Fatalf("the request holding the slot: %v", err)
+	}
 	client.Timeout = 5 * time.Second
 	resp, err := client.Get("http://" + addr)
 	if err != nil {
-		t.Fatalf("after a slot freed: %v", err)
+		t.Fatalf("after the busy request finished: %v", err)
 	}
 	resp.Body.Close()
-	held[1].Close()
 }

@@ -24,6 +24,7 @@ func newMCPCmd(stdio IO) *cobra.Command {
 		scope    string
 		allowRaw bool
 		ocr      bool
+		listen   listenFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -37,8 +38,8 @@ expect; logs go to stderr. Ingestion reads only paths inside the --root folders.
 
 With --http it serves streamable HTTP under the same rules as quarry serve: with API keys
 (quarry keys create) every request needs one as a bearer token and is held to the key's
-scope; without keys it listens on loopback only. Body reads time out and connections are
-capped.`,
+scope; without keys it listens on loopback only. Its connection limits are quarry serve's
+(--max-conns, --max-conns-per-peer, --header-timeout, --body-timeout).`,
 		Example: `  quarry mcp
   quarry mcp --read-only
   quarry mcp --http 127.0.0.1:8765 --root ./docs`,
@@ -75,7 +76,7 @@ capped.`,
 			if err != nil {
 				return err
 			}
-			return server.ListenAndServe(ctx, srv.HTTPHandler(kf), server.ServeOptions{Addr: httpAddr, Keyed: kf.Active(), Name: "mcp", Logger: logger})
+			return server.ListenAndServe(ctx, srv.HTTPHandler(kf), listen.options(httpAddr, kf.Active(), "mcp", logger))
 		},
 	}
 	f.register(cmd)
@@ -86,6 +87,7 @@ capped.`,
 	cmd.Flags().BoolVar(&allowRaw, "allow-raw-filters", false, "accept raw store-tagged filter fragments from the client (default: refused)")
 	cmd.Flags().BoolVar(&ocr, "ocr", false, ocrUsage)
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder knowledge_ingest may read (repeatable; default: the current directory)")
+	listen.register(cmd) // with --http
 	return cmd
 }
 

@@ -23,6 +23,7 @@ func newServeCmd(stdio IO) *cobra.Command {
 		rate      float64
 		verbose   bool
 		quality   qualityFlags
+		listen    listenFlags
 		ocr       bool
 	)
 	cmd := &cobra.Command{
@@ -71,11 +72,12 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 				return cliErr(err)
 			}
 			defer srv.Close()
-			return server.ListenAndServe(ctx, srv.Handler(), server.ServeOptions{Addr: addr, Keyed: srv.Keyed(), Name: "serve", Logger: logger})
+			return server.ListenAndServe(ctx, srv.Handler(), listen.options(addr, srv.Keyed(), "serve", logger))
 		},
 	}
 	f.register(cmd)
 	quality.register(cmd)
+	listen.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on (host:port); without keys, loopback only")
 	cmd.Flags().BoolVar(&ocr, "ocr", false, ocrUsage)
 	cmd.Flags().StringArrayVar(&roots, "root", nil, "folder the ingest endpoint may read (repeatable; default: none, uploads only)")
@@ -87,4 +89,27 @@ OTEL_EXPORTER_OTLP_ENDPOINT is set. See docs/server.md.`,
 	cmd.Flags().Float64Var(&rate, "rate-limit", server.DefaultRateLimit, "requests per second per key, for keys that set none (negative: unlimited)")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request (route, status, duration, key id)")
 	return cmd
+}
+
+// listenFlags are the limits of an HTTP listener, shared by quarry serve
+// and quarry mcp --http. Their defaults are package server's: 0 takes it.
+type listenFlags struct {
+	maxConns, maxConnsPerPeer  int
+	headerTimeout, bodyTimeout time.Duration
+}
+
+func (l *listenFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&l.maxConns, "max-conns", server.DefaultMaxConns, "most connections open at once; at the cap the oldest idle one is closed to make room")
+	fl.IntVar(&l.maxConnsPerPeer, "max-conns-per-peer", server.DefaultMaxConnsPerPeer, "most connections open at once from one IP address (IPv6: one /64); negative: no cap, e.g. behind a reverse proxy")
+	fl.DurationVar(&l.headerTimeout, "header-timeout", server.DefaultHeaderTimeout, "longest wait for a request's header (a connection's first: from its start)")
+	fl.DurationVar(&l.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "longest read of a request's body")
+}
+
+// options are the ServeOptions of a listener on addr with these limits.
+func (l *listenFlags) options(addr string, keyed bool, name string, logger *slog.Logger) server.ServeOptions {
+	return server.ServeOptions{
+		Addr: addr, Keyed: keyed, Name: name, Logger: logger,
+		MaxConns: l.maxConns, MaxConnsPerPeer: l.maxConnsPerPeer, HeaderTimeout: l.headerTimeout, BodyTimeout: l.bodyTimeout,
+	}
 }
