@@ -71,7 +71,8 @@ func Fail(ctx context.Context, log *slog.Logger, err error) Failure {
 	case errors.As(err, &fe), errors.As(err, &se), errors.Is(err, retrieve.ErrNoThreads), errors.Is(err, retrieve.ErrEmptyThread):
 		return Failure{Code: CodeInvalidFilter, Message: err.Error()}
 	case errors.Is(err, ingest.ErrNameTaken), errors.Is(err, store.ErrCollectionExists),
-		errors.Is(err, store.ErrModelMismatch), errors.Is(err, store.ErrSchemaMismatch), errors.Is(err, store.ErrFolderTaken):
+		errors.Is(err, store.ErrModelMismatch), errors.Is(err, store.ErrSchemaMismatch), errors.Is(err, store.ErrFolderTaken),
+		errors.Is(err, ErrImportRunning):
 		return Failure{Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, ErrForbidden):
 		return Failure{Code: CodeForbidden, Message: err.Error()}

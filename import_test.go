@@ -3,6 +3,7 @@ package quarry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -29,8 +30,8 @@ func TestImport(t *testing.T) {
 		return imp
 	}
 	for run, want := range []quarry.ImportReport{
-		{Collection: "vault", Nodes: 3, Created: 4, Chunks: 3}, // the root too
-		{Collection: "vault", Nodes: 3, Created: 0, Chunks: 3},
+		{Collection: "vault", Nodes: 3, Created: 4, Chunks: 3, Written: 3}, // the root too
+		{Collection: "vault", Nodes: 3, Created: 0, Chunks: 3, Written: 0}, // nothing embedded again
 	} {
 		rep, err := kb.Import(ctx, quarry.Developer(), "", read())
 		if err != nil {
@@ -82,10 +83,26 @@ func TestImportRefuses(t *testing.T) {
 		"nodes:\n  - type: fundamental\n",                       // no name
 		"nodes:\n  - name: A\n    chunks:\n      - source: x\n", // a chunk without text
 		"nodes: [", // not YAML
+		`{"nodes": [{"name": "A", "trigers": ["x"]}]}`, // a typo, in JSON
+		`{"nodes": [{"name": "A"}`,                     // not JSON
 	} {
 		if _, err := quarry.ParseImport(strings.NewReader(bad)); !errors.Is(err, quarry.ErrInvalid) {
 			t.Errorf("ParseImport(%q): %v, want ErrInvalid", bad, err)
 		}
+	}
+	// A program's JSON reads as the YAML does.
+	js, err := quarry.ParseImport(strings.NewReader(`{"collection": "vault", "nodes": [{"name": "Billing", "triggers": ["invoice"], "chunks": [{"text": "Refunds take fourteen days."}]}]}`))
+	if err != nil || js.Collection != "vault" || len(js.Nodes) != 1 || js.Nodes[0].Chunks[0].Text != "Refunds take fourteen days." {
+		t.Errorf("JSON import file: %+v, %v", js, err)
+	}
+	// A key misspelt on every node is reported a few times, not 10,000.
+	var many strings.Builder
+	many.WriteString("nodes:\n")
+	for range 10000 {
+		many.WriteString("  - name: A\n    trigers: [x]\n")
+	}
+	if _, err := quarry.ParseImport(strings.NewReader(many.String())); err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "and 9995 more") {
+		t.Errorf("10,000 misspelt keys: %.300v (%d bytes)", err, len(fmt.Sprint(err)))
 	}
 	imp, err := quarry.ParseImport(strings.NewReader("nodes:\n  - name: Deep\n    type: specialization\n"))
 	if err != nil {

@@ -136,6 +136,9 @@ type KB struct {
 	profileChat map[string]llm.ChatModel
 	// callers bounds each caller's concurrent store work (hold).
 	callers callerSlots
+	// importing is held by the background import running (StartImport):
+	// one at a time, since each holds its whole file in memory.
+	importing sync.Mutex
 }
 
 // Hooks observe the stages of every operation ("embed", "search",

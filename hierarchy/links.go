@@ -16,45 +16,31 @@ import (
 // as semantic links made by hand) are kept.
 var rebuiltTypes = []string{store.LinkTagOverlap, store.LinkCrossRef}
 
+// Tag links are bounded so a rebuild stays linear in the nodes: a tag more
+// than commonTag nodes share is, like a stop word, no evidence on its own
+// (a pair must share a rarer tag too, though every shared tag counts in
+// its weight), and each node keeps its maxTagLinks heaviest tag links (a
+// link stays when either end keeps it). Without the bounds the triggers
+// of Go's source tree (12,000 nodes) gave 755,000 links, most of them
+// pairs that shared "test" or "error".
+// pair is two node ids, the lower first.
+type pair struct{ a, b int64 }
+
+const (
+	commonTag   = 100
+	maxTagLinks = 20
+)
+
 // BuildLinks derives the links of SEMANTICS §6 from nodes (their triggers
 // are their tags) and attachments. Tag links weigh |A∩B| / |A∪B| with the
-// shared tags, sorted and comma-joined, as evidence. Source links weigh,
-// summed over the sources A and B share, min(A's chunks from it, B's) /
-// max(A's chunks, B's chunks), with the shared sources as evidence. Each
-// pair is stored once, from the lower id to the higher; the result is
-// ordered by (From, To, Type), so a rebuild is idempotent.
+// shared tags, sorted and comma-joined, as evidence, within the bounds of
+// commonTag and maxTagLinks. Source links weigh, summed over the sources
+// A and B share, min(A's chunks from it, B's) / max(A's chunks, B's
+// chunks), with the shared sources as evidence. Each pair is stored once,
+// from the lower id to the higher; the result is ordered by (From, To,
+// Type), so a rebuild is idempotent.
 func BuildLinks(nodes []store.Node, atts []store.Attachment) []store.Link {
-	var out []store.Link
-	// Tag overlap, only for pairs that share a tag.
-	tags := make(map[int64]map[string]bool, len(nodes))
-	byTag := map[string][]int64{}
-	for _, n := range nodes {
-		set := map[string]bool{}
-		for _, t := range n.Triggers {
-			t = strings.ToLower(t)
-			if !set[t] {
-				set[t] = true
-				byTag[t] = append(byTag[t], n.ID)
-			}
-		}
-		tags[n.ID] = set
-	}
-	type pair struct{ a, b int64 }
-	shared := map[pair][]string{}
-	for t, ids := range byTag {
-		slices.Sort(ids)
-		for i, a := range ids {
-			for _, b := range ids[i+1:] {
-				shared[pair{a, b}] = append(shared[pair{a, b}], t)
-			}
-		}
-	}
-	for p, common := range shared {
-		union := len(tags[p.a]) + len(tags[p.b]) - len(common)
-		slices.Sort(common)
-		out = append(out, store.Link{From: p.a, To: p.b, Type: store.LinkTagOverlap,
-			Weight: float64(len(common)) / float64(union), Evidence: strings.Join(common, ",")})
-	}
+	out := tagLinks(nodes)
 
 	// Shared sources.
 	known := make(map[int64]bool, len(nodes))
@@ -108,6 +94,63 @@ func BuildLinks(nodes []store.Node, atts []store.Attachment) []store.Link {
 	slices.SortFunc(out, func(a, b store.Link) int {
 		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To), cmp.Compare(a.Type, b.Type))
 	})
+	return out
+}
+
+// tagLinks are the tag-overlap links of nodes (see BuildLinks).
+func tagLinks(nodes []store.Node) []store.Link {
+	tags := make(map[int64]map[string]bool, len(nodes))
+	byTag := map[string][]int64{}
+	for _, n := range nodes {
+		set := map[string]bool{}
+		for _, t := range n.Triggers {
+			t = strings.ToLower(t)
+			if !set[t] {
+				set[t] = true
+				byTag[t] = append(byTag[t], n.ID)
+			}
+		}
+		tags[n.ID] = set
+	}
+	candidates := map[pair]bool{}
+	for _, ids := range byTag {
+		if len(ids) > commonTag {
+			continue
+		}
+		slices.Sort(ids)
+		for i, a := range ids {
+			for _, b := range ids[i+1:] {
+				candidates[pair{a, b}] = true
+			}
+		}
+	}
+	links := make([]store.Link, 0, len(candidates))
+	for p := range candidates {
+		var common []string
+		for t := range tags[p.a] {
+			if tags[p.b][t] {
+				common = append(common, t)
+			}
+		}
+		union := len(tags[p.a]) + len(tags[p.b]) - len(common)
+		slices.Sort(common)
+		links = append(links, store.Link{From: p.a, To: p.b, Type: store.LinkTagOverlap,
+			Weight: float64(len(common)) / float64(union), Evidence: strings.Join(common, ",")})
+	}
+	// Heaviest first (then by ids, so the cut is the same every time);
+	// a node's first maxTagLinks are the ones it keeps.
+	slices.SortFunc(links, func(a, b store.Link) int {
+		return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
+	})
+	kept := map[int64]int{}
+	out := links[:0]
+	for _, l := range links {
+		if kept[l.From] < maxTagLinks || kept[l.To] < maxTagLinks {
+			out = append(out, l)
+		}
+		kept[l.From]++
+		kept[l.To]++
+	}
 	return out
 }
 

@@ -30,6 +30,19 @@ var ErrOutOfScope = errors.New("outside this client's scope")
 // key holder can neither learn that another tenant's id exists nor claim
 // it first, and ids a scoped add returned are written back unchanged.
 func Add(ctx context.Context, c *store.Collection, emb embed.Embedder, docs []*document.Document, scope filter.Expr) error {
+	if err := Prepare(ctx, c, emb, docs, scope); err != nil {
+		return err
+	}
+	if err := c.Upsert(ctx, docs); err != nil {
+		return fmt.Errorf("add to %q: %w", c.Name(), err)
+	}
+	return nil
+}
+
+// Prepare is Add without the write: it checks the documents, gives them
+// their ids under scope and embeds them, so a caller can embed one batch
+// while the store writes the one before.
+func Prepare(ctx context.Context, c *store.Collection, emb embed.Embedder, docs []*document.Document, scope filter.Expr) error {
 	inScope, err := filter.NewMatcher(scope)
 	if err != nil {
 		return fmt.Errorf("scope: %w", err)
@@ -84,9 +97,6 @@ func Add(ctx context.Context, c *store.Collection, emb embed.Embedder, docs []*d
 		if err := d.SetEmbedding(vecs[i]); err != nil {
 			return fmt.Errorf("documents[%d]: %w", i, err)
 		}
-	}
-	if err := c.Upsert(ctx, docs); err != nil {
-		return fmt.Errorf("add to %q: %w", c.Name(), err)
 	}
 	return nil
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/quarry-rag/quarry/store"
 )
@@ -12,9 +15,10 @@ import (
 // ErrClosed is returned by Jobs.Start once the Jobs is closed.
 var ErrClosed = errors.New("ingest: shutting down; no new ingestion starts")
 
-// Jobs runs ingestions in the background for a server: each run is a job
-// recorded in the store, whose id Start returns as soon as it exists, and
-// Close stops the runs and waits for them. An interrupted run leaves each
+// Jobs runs ingestions (folders, uploads, imports) in the background for a
+// server: each run is a job recorded in the store, whose id Start (Go for
+// work other than Run) returns as soon as it exists, and Close stops the
+// runs and waits for them. An interrupted run leaves each
 // source at its old or its new version and is recorded as failed, so
 // running it again (quarry ingest --resume) finishes it.
 type Jobs struct {
@@ -93,6 +97,85 @@ func (j *Jobs) Start(ctx context.Context, roots []string, opt Options, done func
 	case <-ctx.Done():
 		return Started{}, ctx.Err()
 	}
+}
+
+// Progress is how work run by Go reports: it applies change to the job's
+// record, which is saved at most once a second while the work runs.
+type Progress func(change func(*store.Job))
+
+// Go records job (its Kind, Collection, Params and Total set by the
+// caller) as running in this process, then runs work in a goroutine the
+// Jobs owns, under a context Close cancels (not ctx, which only bounds
+// recording the job), with the heartbeat Run keeps; when work returns the
+// job is recorded done, or failed with describe's text for the error
+// (the error's own text when describe is nil). It returns once the job is
+// recorded.
+func (j *Jobs) Go(ctx context.Context, js store.JobStore, job store.Job, describe func(error) string, work func(context.Context, Progress) error) (Started, error) {
+	now := time.Now().UTC()
+	job.ID, job.State, job.Owner, job.Started, job.Updated = uuid.NewString(), store.JobRunning, store.CurrentOwner(), now, now
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return Started{}, ErrClosed
+	}
+	j.wg.Add(1)
+	j.mu.Unlock()
+	if err := js.PutJob(ctx, job); err != nil {
+		j.wg.Done()
+		return Started{}, fmt.Errorf("record the job: %w", err)
+	}
+	started := Started{ID: job.ID, State: store.JobRunning}
+	go func() {
+		defer j.wg.Done()
+		var mu sync.Mutex
+		saved := now
+		save := func(force bool) {
+			mu.Lock()
+			if !force && time.Since(saved) < time.Second {
+				mu.Unlock()
+				return
+			}
+			job.Updated = time.Now().UTC()
+			saved = job.Updated
+			rec := job
+			mu.Unlock()
+			// A record lost only delays what a follower sees.
+			_ = js.PutJob(context.WithoutCancel(j.ctx), rec)
+		}
+		stop, beatDone := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(beatDone)
+			t := time.NewTicker(store.JobHeartbeat)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					save(true)
+				}
+			}
+		}()
+		err := work(j.ctx, func(change func(*store.Job)) {
+			mu.Lock()
+			change(&job)
+			mu.Unlock()
+			save(false)
+		})
+		close(stop)
+		<-beatDone
+		mu.Lock()
+		job.State, job.Finished = store.JobDone, time.Now().UTC()
+		if err != nil {
+			job.State, job.Error = store.JobFailed, err.Error()
+			if describe != nil {
+				job.Error = describe(err)
+			}
+		}
+		mu.Unlock()
+		save(true)
+	}()
+	return started, nil
 }
 
 // Done is closed when Close begins, for followers of a job's progress

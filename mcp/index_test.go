@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quarry-rag/quarry/filter"
 	"github.com/quarry-rag/quarry/mcp"
@@ -93,8 +94,20 @@ func TestImportTool(t *testing.T) {
 	}
 	var out mcp.ImportOutput
 	call(t, cs, mcp.ToolImport, map[string]any{"yaml": string(yaml)}, &out)
-	if out.Collection != "vault" || out.Nodes != 3 || out.Chunks != 3 {
-		t.Errorf("import: %+v", out)
+	if out.JobID == "" {
+		t.Fatalf("import: no job: %+v", out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var j mcp.Job
+	for {
+		call(t, cs, mcp.ToolIngestStatus, map[string]any{"job_id": out.JobID}, &j)
+		if j.State != store.JobRunning || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if j.State != store.JobDone || j.Kind != "import" || j.Collection != "vault" || j.Nodes != 3 || j.Chunks != 3 {
+		t.Errorf("import job: %+v", j)
 	}
 	if res := callRaw(t, cs, mcp.ToolImport, map[string]any{"yaml": "nodes: ["}); !res.IsError {
 		t.Error("bad YAML imported")

@@ -62,8 +62,9 @@ type ImportInput struct {
 	Collection string `json:"collection,omitempty" jsonschema:"collection to import into when the file names none; omit for the default"`
 }
 
-// ImportOutput is the structured result of knowledge_import.
-type ImportOutput = quarry.ImportReport
+// ImportOutput is the structured result of knowledge_import: the job
+// running the import.
+type ImportOutput = IngestOutput
 
 // QueryInput is the input of knowledge_query, NeuRAG's search: triggers
 // first, then the knowledge base's default mode, a few passages.
@@ -138,23 +139,25 @@ type IngestInput struct {
 // IngestOutput is the structured result of knowledge_ingest.
 type IngestOutput struct {
 	JobID string `json:"job_id" jsonschema:"pass it to knowledge_ingest_status to follow the job"`
+	// State is running, or done or failed for a job that ended at once.
 	State string `json:"state"`
 }
 
 // JobInput is the input of knowledge_ingest_status.
 type JobInput struct {
-	JobID string `json:"job_id" jsonschema:"the id knowledge_ingest returned"`
+	JobID string `json:"job_id" jsonschema:"the id knowledge_ingest or knowledge_import returned"`
 }
 
-// Job is an ingestion job as recorded in the store.
+// Job is an ingestion or import job as recorded in the store.
 type Job struct {
 	ID         string `json:"id"`
-	Kind       string `json:"kind"`
+	Kind       string `json:"kind" jsonschema:"ingest (folders) or import (knowledge nodes)"`
 	Collection string `json:"collection"`
 	State      string `json:"state" jsonschema:"running, done, failed or interrupted (its process stopped; quarry ingest --resume)"`
 	Files      int    `json:"files" jsonschema:"files handled so far"`
-	Total      int    `json:"total" jsonschema:"files found"`
+	Total      int    `json:"total" jsonschema:"files found; for an import, the file's chunks"`
 	Chunks     int    `json:"chunks" jsonschema:"chunks written so far"`
+	Nodes      int    `json:"nodes,omitempty" jsonschema:"knowledge nodes an import placed, once it has"`
 	Failed     int    `json:"failed" jsonschema:"files that could not be parsed"`
 	Ignored    int    `json:"ignored" jsonschema:"files not read on purpose: images, binaries, too large"`
 	NoText     int    `json:"no_text" jsonschema:"files read that hold no text: empty, a scan that needs OCR, encrypted"`
@@ -306,8 +309,9 @@ func (s *Server) addTools() error {
 			"(see knowledge_status)."}, writes(s, s.ingest))
 	addTool(s, &sdk.Tool{Name: ToolImport,
 		Annotations: &sdk.ToolAnnotations{Title: "Import knowledge nodes", IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(false)},
-		Description: "Import knowledge nodes (with their triggers and tags) and their chunks from YAML: each node is found " +
-			"or made under its parent, its chunks stored and placed under it. Importing the same YAML again changes nothing."}, writes(s, s.importNodes))
+		Description: "Import knowledge nodes (with their triggers and tags) and their chunks from YAML, as a job: each node is found " +
+			"or made under its parent, its chunks stored and placed under it. Returns the job's id at once; follow it with " + ToolIngestStatus + ". " +
+			"Importing the same YAML again changes nothing, and finishes an import that was cut off."}, writes(s, s.importNodes))
 	objectsIn, err := jsonschema.For[PutObjectsInput](nil)
 	if err != nil {
 		return fmt.Errorf("mcp: input schema: %w", err)
@@ -533,7 +537,7 @@ func (s *Server) status(ctx context.Context, req *sdk.CallToolRequest, _ StatusI
 }
 
 func jobOut(j store.Job) Job {
-	out := Job{ID: j.ID, Kind: j.Kind, Collection: j.Collection, State: j.State, Files: j.Files, Total: j.Total,
+	out := Job{ID: j.ID, Kind: j.Kind, Collection: j.Collection, State: j.State, Files: j.Files, Total: j.Total, Nodes: j.Nodes,
 		Chunks: j.Chunks, Failed: j.Failed, Ignored: j.Ignored, NoText: j.NoText, Error: j.Error, Started: stamp(j.Started), Updated: stamp(j.Updated),
 		Finished: stamp(j.Finished)}
 	return out
@@ -570,6 +574,9 @@ func (s *Server) ingestStatus(ctx context.Context, req *sdk.CallToolRequest, in 
 	}
 	out := jobOut(j)
 	text := fmt.Sprintf("Job %s is %s: %d of %d files, %d chunks written, %d failed.", out.ID, out.State, out.Files, out.Total, out.Chunks, out.Failed)
+	if out.Kind == quarry.ImportJobKind {
+		text = fmt.Sprintf("Import job %s is %s: %d of %s stored, %s placed.", out.ID, out.State, out.Chunks, count(out.Total, "chunk"), count(out.Nodes, "node"))
+	}
 	if out.Error != "" {
 		text += " Error: " + out.Error
 	}
@@ -634,12 +641,13 @@ func (s *Server) importNodes(ctx context.Context, req *sdk.CallToolRequest, in I
 	if err != nil {
 		return nil, out, err
 	}
-	rep, err := s.kb.Import(ctx, sc, in.Collection, f)
+	st, err := s.kb.StartImport(ctx, sc, in.Collection, f, s.jobs)
 	if err != nil {
 		return nil, out, err
 	}
-	text := fmt.Sprintf("Imported into %q: %d nodes (%d new), %s placed.", rep.Collection, rep.Nodes, rep.Created, count(rep.Chunks, "chunk"))
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, *rep, nil
+	out = ImportOutput{JobID: st.ID, State: st.State}
+	text := fmt.Sprintf("Import job %s started; follow it with %s.", out.JobID, ToolIngestStatus)
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, out, nil
 }
 
 func (s *Server) addDocuments(ctx context.Context, req *sdk.CallToolRequest, in AddDocumentsInput) (*sdk.CallToolResult, AddDocumentsOutput, error) {

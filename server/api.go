@@ -153,14 +153,16 @@ type TextEvent struct {
 	Text string `json:"text"`
 }
 
-// Job is an ingestion job.
+// Job is an ingestion or import job.
 type Job struct {
 	ID         string `json:"id"`
+	Kind       string `json:"kind" enum:"ingest,import" doc:"ingest (folders, uploads) or import (knowledge nodes)"`
 	Collection string `json:"collection"`
 	State      string `json:"state" enum:"running,done,failed,interrupted"`
 	Files      int    `json:"files" doc:"Files handled so far"`
-	Total      int    `json:"total" doc:"Files found"`
+	Total      int    `json:"total" doc:"Files found; for an import, the file's chunks"`
 	Chunks     int    `json:"chunks" doc:"Chunks written so far"`
+	Nodes      int    `json:"nodes,omitempty" doc:"Knowledge nodes an import placed, once it has"`
 	Failed     int    `json:"failed" doc:"Files that could not be parsed"`
 	Ignored    int    `json:"ignored" doc:"Files not read on purpose: images, binaries, too large"`
 	NoText     int    `json:"no_text" doc:"Files read that hold no text: empty, a scan that needs OCR, encrypted"`
@@ -251,7 +253,11 @@ func (s *Server) register() {
 	huma.Register(s.api, ing, s.ingestPaths)
 	huma.Register(s.api, op("put-objects", http.MethodPost, "/v1/collections/{collection}/objects", "Add or replace JSON objects (one, or an array), one passage each", "documents"), s.putObjects)
 	huma.Register(s.api, op("delete-object", http.MethodDelete, "/v1/collections/{collection}/objects/{id}", "Delete an object's passages", "documents"), s.deleteObject)
-	huma.Register(s.api, op("import-nodes", http.MethodPost, "/v1/collections/{collection}/import", "Import knowledge nodes and their chunks", "hierarchy"), s.importNodes)
+	imp := op("import-nodes", http.MethodPost, "/v1/collections/{collection}/import", "Import knowledge nodes and their chunks as a job", "hierarchy")
+	imp.DefaultStatus = http.StatusAccepted
+	imp.MaxBodyBytes = max(s.cfg.MaxBodyBytes, quarry.MaxImportBytes)
+	imp.BodyReadTimeout = s.cfg.RequestTimeout
+	huma.Register(s.api, imp, s.importNodes)
 	huma.Register(s.api, op("doctor", http.MethodGet, "/v1/doctor", "Check the installation and the knowledge base, offline", "status"), s.doctor)
 	huma.Register(s.api, op("index", http.MethodPost, "/v1/index", "Cut files from the server's ingest roots into chunks, storing nothing", "documents"), s.index)
 	huma.Register(s.api, op("search", http.MethodPost, "/v1/collections/{collection}/search", "Search passages", "search"), s.search)

@@ -69,23 +69,21 @@ type importInput struct {
 	Body quarry.ImportFile
 }
 
-// ImportReport is what an import wrote.
-type ImportReport = quarry.ImportReport
-
-// importNodes imports knowledge nodes and their chunks (quarry.KB.Import):
-// write keys without a filter, since the hierarchy spans every document.
-func (s *Server) importNodes(ctx context.Context, in *importInput) (*body[ImportReport], error) {
+// importNodes starts an import of knowledge nodes and their chunks as a
+// job (quarry.KB.StartImport) and answers with its id at once: write keys
+// without a filter, since the hierarchy spans every document.
+func (s *Server) importNodes(ctx context.Context, in *importInput) (*body[JobStarted], error) {
 	p, err := s.authorize(ctx, keys.PermWrite, in.Collection)
 	if err != nil {
 		return nil, err
 	}
 	f := in.Body
 	f.Collection = "" // the path names the collection
-	rep, err := s.kb.Import(ctx, s.scope(p), in.Collection, &f)
+	st, err := s.kb.StartImport(ctx, s.scope(p), in.Collection, &f, s.jobs)
 	if err != nil {
 		return nil, s.fromLibrary(err)
 	}
-	return &body[ImportReport]{Body: *rep}, nil
+	return &body[JobStarted]{Body: JobStarted{JobID: st.ID, State: st.State}}, nil
 }
 
 type objectsInput struct {

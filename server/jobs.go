@@ -334,7 +334,11 @@ func (s *Server) job(ctx context.Context, id string) (store.Job, error) {
 }
 
 func jobOut(j store.Job) Job {
-	return Job{ID: j.ID, Collection: j.Collection, State: j.State, Files: j.Files, Total: j.Total,
+	kind := j.Kind
+	if kind == "" {
+		kind = ingest.JobKind // recorded before jobs had kinds
+	}
+	return Job{ID: j.ID, Kind: kind, Collection: j.Collection, State: j.State, Files: j.Files, Total: j.Total, Nodes: j.Nodes,
 		Chunks: j.Chunks, Failed: j.Failed, Ignored: j.Ignored, NoText: j.NoText, Error: j.Error, Started: stamp(j.Started), Updated: stamp(j.Updated),
 		Finished: stamp(j.Finished)}
 }

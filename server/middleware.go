@@ -134,8 +134,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("quarry.key", p.keyID()))
 		}
 		limit := s.cfg.MaxBodyBytes
-		if strings.HasSuffix(r.URL.Path, "/uploads") {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/uploads"):
 			limit = s.cfg.MaxUploadBytes
+		case strings.HasSuffix(r.URL.Path, "/import"): // an import file has its own bound
+			limit = max(limit, quarry.MaxImportBytes)
 		}
 		if r.ContentLength > limit {
 			writeError(w, apiError(http.StatusRequestEntityTooLarge, CodeTooLarge,

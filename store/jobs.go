@@ -81,7 +81,10 @@ type Job struct {
 	// Failed counts files that could not be parsed; Ignored those not
 	// read on purpose (images, binaries, too large); NoText those read
 	// without text (empty, a scan, encrypted).
-	Failed  int    `json:"failed"`
+	Failed int `json:"failed"`
+	// Nodes counts the knowledge nodes an import placed (for an import,
+	// Total counts the file's chunks and Chunks those stored so far).
+	Nodes   int    `json:"nodes,omitempty"`
 	Ignored int    `json:"ignored,omitempty"`
 	NoText  int    `json:"no_text,omitempty"`
 	Error   string `json:"error,omitempty"`

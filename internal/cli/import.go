@@ -34,8 +34,10 @@ func newImportCmd(stdio IO) *cobra.Command {
       chunks:
         - text: Gift cards cannot be refunded.
 
-Nodes are found or made under their parent, their triggers merged in; chunks are embedded,
-stored and placed under their node. Importing the same file again changes nothing.`,
+The file may also be JSON, for files a program writes. Nodes are found or made under their
+parent, their triggers merged in; chunks are embedded, stored and placed under their node.
+Importing the same file again changes nothing, and finishes an import that was cut off
+(interrupted, or its process killed): chunks already stored are not embedded again.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := readArg(stdio, args[0], quarry.MaxImportBytes)
@@ -59,11 +61,11 @@ stored and placed under their node. Importing the same file again changes nothin
 			if asJSON {
 				return writeJSON(stdio, rep)
 			}
-			_, err = fmt.Fprintf(stdio.Out, "%q: %d nodes (%d new), %d chunks placed\n", rep.Collection, rep.Nodes, rep.Created, rep.Chunks)
+			_, err = fmt.Fprintf(stdio.Out, "%q: %d nodes (%d new), %d chunks placed (%d embedded and written)\n", rep.Collection, rep.Nodes, rep.Created, rep.Chunks, rep.Written)
 			return err
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"collection","nodes","created","chunks"} as JSON`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"collection","nodes","created","chunks","written"} as JSON`)
 	return cmd
 }

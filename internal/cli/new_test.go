@@ -28,7 +28,7 @@ func TestNewRAG(t *testing.T) {
 
 func TestImportCommand(t *testing.T) {
 	kb := filepath.Join(t.TempDir(), "kb")
-	for i, want := range []string{`"vault": 3 nodes (4 new), 3 chunks placed`, `"vault": 3 nodes (0 new), 3 chunks placed`} {
+	for i, want := range []string{`"vault": 3 nodes (4 new), 3 chunks placed (3 embedded`, `"vault": 3 nodes (0 new), 3 chunks placed (0 embedded`} {
 		code, out, errOut := run(t, "", "import", "../../testdata/import.yaml", "--kb", kb)
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("import %d: %d %q %q", i+1, code, out, errOut)
