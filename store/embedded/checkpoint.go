@@ -94,6 +94,7 @@ func (c *coll) readCheckpoint() (int64, error) {
 		return 0, fmt.Errorf("CURRENT names %q", name)
 	}
 	ck := filepath.Join(dir, name)
+	c.opened = name
 	raw, err := os.ReadFile(filepath.Join(ck, manifestFile))
 	if err != nil {
 		return 0, fmt.Errorf("manifest: %w", err)
@@ -275,6 +276,10 @@ type indexFile struct {
 // open opens the file, if it is still the one noted.
 func (f *indexFile) open() (*os.File, sizedReader, error) {
 	fh, err := os.Open(f.path)
+	if errors.Is(err, os.ErrNotExist) {
+		// Another process's newer checkpoint removed this one.
+		return nil, sizedReader{}, errReplaced
+	}
 	if err != nil {
 		return nil, sizedReader{}, err
 	}
@@ -409,12 +414,37 @@ func (c *coll) ensureIndexes(ctx context.Context) error {
 		return nil
 	}
 	if errors.Is(err, errReplaced) {
-		c.b.log.Info("embedded store: a newer checkpoint replaced the one opened, rebuilding from rows", "collection", c.cfg.Name)
+		// Another process checkpointed since: open its checkpoint and
+		// replay the journal after it (catchUp), far cheaper than
+		// indexing every row again.
+		// A file replaced inside the checkpoint opened (not a newer
+		// checkpoint beside it) is not trusted: its ids may differ.
+		if prev := c.opened; c.reopen() && c.opened != prev {
+			if err = c.read(needAll); err == nil {
+				return nil
+			}
+		}
+		c.b.log.Info("embedded store: a newer checkpoint replaced the one opened, rebuilding from rows", "collection", c.cfg.Name, "err", err)
 	} else {
 		c.b.log.Warn("embedded store: checkpoint unusable, rebuilding from rows", "collection", c.cfg.Name, "err", err)
 		c.dropCheckpoint()
 	}
 	return c.rebuild(ctx)
+}
+
+// reopen drops the indexes in memory and opens the checkpoint CURRENT
+// names, setting seq to it; false when there is none usable (the caller
+// rebuilds). Callers hold mu for writing.
+func (c *coll) reopen() bool {
+	if err := c.reset(); err != nil {
+		return false
+	}
+	seq, err := c.readCheckpoint()
+	if err != nil {
+		return false
+	}
+	c.seq = seq
+	return true
 }
 
 // dropCheckpoint removes an unusable checkpoint, so the next one is
@@ -481,7 +511,10 @@ func (c *coll) checkpoint(ctx context.Context) error {
 	}
 	cur, _ := os.ReadFile(filepath.Join(c.b.indexDir(c.cfg.Name), currentFile))
 	name := "ckpt-" + strconv.FormatInt(c.seq, 10)
-	if c.seq == ckptSeq && strings.TrimSpace(string(cur)) == name {
+	if c.seq == ckptSeq && strings.TrimSpace(string(cur)) == name || c.seq < ckptSeq {
+		// On disk already, or another process (an ingestion beside
+		// quarry serve) saved a later state: writing this one would
+		// only compete with it for the disk and the cores.
 		c.markSaved(c.seq)
 		return nil
 	}
@@ -523,7 +556,10 @@ func (c *coll) writeCheckpoint(name string) error {
 		return err
 	}
 	defer unlock()
-	tmp := filepath.Join(dir, name+".tmp")
+	// The temporary folder is this process's own: two processes of one
+	// knowledge base (quarry serve beside quarry ingest) may checkpoint
+	// the same sequence number at once.
+	tmp := filepath.Join(dir, name+"."+strconv.Itoa(os.Getpid())+".tmp")
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
@@ -579,19 +615,29 @@ func (c *coll) writeCheckpoint(name string) error {
 		return err
 	}
 	final := filepath.Join(dir, name)
-	if err := os.RemoveAll(final); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
+	if _, err := os.Stat(filepath.Join(final, manifestFile)); err == nil {
+		// Another process finished this checkpoint first: the same rows,
+		// the same indexes. Its files may be open there; keep them.
+		if err := os.RemoveAll(tmp); err != nil {
+			return err
+		}
+	} else {
+		if err := os.RemoveAll(final); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			return err
+		}
 	}
 	if err := writeFileAtomic(filepath.Join(dir, currentFile), []byte(name+"\n")); err != nil {
 		return err
 	}
-	// Older checkpoints are no longer reachable.
+	// Older checkpoints are no longer reachable. Temporary folders are
+	// not this write's to remove: another process may be filling one
+	// (sweepTemporary removes those a crash left).
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), "ckpt-") && e.Name() != name {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "ckpt-") && e.Name() != name && !isTemporary(e) {
 			_ = os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -604,14 +650,17 @@ func (c *coll) writeCheckpoint(name string) error {
 // Nothing else there is matched, whatever its name.
 func isTemporary(e os.DirEntry) bool {
 	if e.Type().IsRegular() {
-		return e.Name() == currentFile+".tmp"
+		pid, ok := strings.CutPrefix(e.Name(), currentFile+".")
+		pid, tmp := strings.CutSuffix(pid, ".tmp")
+		return e.Name() == currentFile+".tmp" || ok && tmp && pid != "" && strings.Trim(pid, "0123456789") == ""
 	}
 	if !e.IsDir() {
 		return false
 	}
 	seq, ok := strings.CutPrefix(e.Name(), "ckpt-")
 	seq, tmp := strings.CutSuffix(seq, ".tmp")
-	return ok && tmp && seq != "" && strings.Trim(seq, "0123456789") == ""
+	seq, pid, _ := strings.Cut(seq, ".") // ckpt-<seq>.<pid>.tmp; ckpt-<seq>.tmp before
+	return ok && tmp && seq != "" && strings.Trim(seq, "0123456789") == "" && strings.Trim(pid, "0123456789") == ""
 }
 
 // sweepTemporary removes the temporary files of checkpoint writes that
@@ -688,7 +737,7 @@ func touchedSince(p string, t time.Time) bool {
 // writeFileAtomic replaces path with data so a reader sees the old or the
 // new content, never a mix.
 func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
+	tmp := path + "." + strconv.Itoa(os.Getpid()) + ".tmp" // see writeCheckpoint
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err

@@ -32,12 +32,15 @@ type coll struct {
 	// directory and sweep each other's away. Taken before mu.
 	ckptMu sync.Mutex
 
-	mu   sync.RWMutex
-	seq  int64             // last write the indexes reflect
-	ids  map[string]uint32 // external id → internal id
-	ext  []string          // internal id → external id ("" when free)
-	live *bitset.Set
-	meta *metaIndex
+	mu  sync.RWMutex
+	seq int64 // last write the indexes reflect
+	// opened names the checkpoint the indexes were read from; guarded
+	// by mu.
+	opened string
+	ids    map[string]uint32 // external id → internal id
+	ext    []string          // internal id → external id ("" when free)
+	live   *bitset.Set
+	meta   *metaIndex
 	// metaFile is the checkpoint's metadata postings until a filter or a
 	// write first needs them (metaIndex); metaMu guards both.
 	metaMu   sync.Mutex
@@ -272,9 +275,20 @@ func (c *coll) catchUp(ctx context.Context) error {
 	if dbSeq == c.seq {
 		return nil
 	}
-	if dbSeq < c.seq || c.seq < ckptSeq {
-		// The journal no longer covers what the indexes miss (or the
-		// database went back in time): rebuild from the rows.
+	if c.seq < ckptSeq && dbSeq >= c.seq {
+		// The journal no longer covers what the indexes miss: another
+		// process checkpointed past them and trimmed it. Its checkpoint
+		// is a later state of the same rows; open it and replay the
+		// journal after it.
+		if !c.reopen() || c.seq < ckptSeq || c.seq > dbSeq {
+			return c.rebuild(ctx)
+		}
+		if c.seq == dbSeq {
+			return nil
+		}
+	}
+	if dbSeq < c.seq {
+		// The database went back in time: rebuild from the rows.
 		return c.rebuild(ctx)
 	}
 	rows, err := c.b.r.QueryContext(ctx, `SELECT DISTINCT id FROM journal WHERE collection_id = ? AND seq > ? AND seq <= ?`, c.cid, c.seq, dbSeq)
