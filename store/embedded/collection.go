@@ -349,7 +349,7 @@ func (c *coll) rebuild(ctx context.Context) error {
 	}
 	c.vec.Grow(n) // reset made a fresh graph
 	var pending []*document.Document
-	err := c.b.scanDocs(ctx, `SELECT `+docColumns(true)+` WHERE d.collection_id = ? ORDER BY d.seq, d.id`, []any{c.cid}, func(d *document.Document) error {
+	err := c.b.scanAll(ctx, `SELECT `+docColumns(true)+` WHERE d.collection_id = ? ORDER BY d.seq, d.id`, []any{c.cid}, func(d *document.Document) error {
 		if pending = append(pending, d); len(pending) < rebuildBatch {
 			return nil
 		}

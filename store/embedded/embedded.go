@@ -102,6 +102,8 @@ type Backend struct {
 	w   *sql.DB // the single writer connection
 	r   *sql.DB // readers
 	rs  *stmts  // the read path's statements, prepared on r
+	s   *sql.DB // whole-collection scans, unmapped (openDB)
+	ss  *stmts  // their statements, prepared on s
 	log *slog.Logger
 
 	mu     sync.Mutex // guards colls, loading and closed
@@ -142,11 +144,11 @@ func Open(ctx context.Context, dir string, opt Options) (*Backend, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	w, r, err := openDB(ctx, filepath.Join(dir, DBFile), rd, log)
+	w, r, sc, err := openDB(ctx, filepath.Join(dir, DBFile), rd, log)
 	if err != nil {
 		return nil, fmt.Errorf("embedded store: %w", err)
 	}
-	b := &Backend{dir: dir, w: w, r: r, rs: newStmts(r), log: log, colls: map[string]*coll{}, loading: map[string]*load{},
+	b := &Backend{dir: dir, w: w, r: r, rs: newStmts(r), s: sc, ss: newStmts(sc), log: log, colls: map[string]*coll{}, loading: map[string]*load{},
 		ckptRows: opt.CheckpointRows, ckptAge: opt.CheckpointAge, stop: make(chan struct{}), stopped: make(chan struct{})}
 	if b.ckptRows == 0 {
 		b.ckptRows = DefaultCheckpointRows
@@ -522,7 +524,7 @@ func (b *Backend) Close() error {
 		}
 		c.vecMu.Unlock()
 	}
-	return errors.Join(append(errs, b.rs.close(), b.r.Close(), b.w.Close())...)
+	return errors.Join(append(errs, b.ss.close(), b.s.Close(), b.rs.close(), b.r.Close(), b.w.Close())...)
 }
 
 // writeRows commits one write — upserted rows and deleted ids — with its
@@ -661,7 +663,7 @@ func (b *Backend) Scan(ctx context.Context, name string, after string, limit int
 		return nil, err
 	}
 	var out []*document.Document
-	err = b.scanDocs(ctx, `SELECT `+docColumns(true)+` WHERE d.collection_id = ? AND d.id > ? ORDER BY d.id LIMIT ?`,
+	err = b.scanAll(ctx, `SELECT `+docColumns(true)+` WHERE d.collection_id = ? AND d.id > ? ORDER BY d.id LIMIT ?`,
 		[]any{c.cid, after, limit}, func(d *document.Document) error {
 			out = append(out, d)
 			return nil
@@ -716,7 +718,17 @@ func docColumns(vectors bool) string {
 }
 
 func (b *Backend) scanDocs(ctx context.Context, query string, args []any, fn func(*document.Document) error) error {
-	rows, err := b.rs.query(ctx, query, args...)
+	return b.readDocs(ctx, b.rs, query, args, fn)
+}
+
+// scanAll is scanDocs for reads of a whole collection, on the unmapped
+// connection (openDB).
+func (b *Backend) scanAll(ctx context.Context, query string, args []any, fn func(*document.Document) error) error {
+	return b.readDocs(ctx, b.ss, query, args, fn)
+}
+
+func (b *Backend) readDocs(ctx context.Context, st *stmts, query string, args []any, fn func(*document.Document) error) error {
+	rows, err := st.query(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("read documents: %w", err)
 	}

@@ -66,3 +66,13 @@ func (b *Backend) HoldCheckpointWrite(collection string) (func(), error) {
 	unlock, _, err := b.lockCheckpoints(collection, false)
 	return unlock, err
 }
+
+// MmapSizes are the memory-map sizes of a reader connection and of the
+// connection whole-collection scans use.
+func (b *Backend) MmapSizes() (reader, scan int64, err error) {
+	if err := b.r.QueryRow(`PRAGMA mmap_size`).Scan(&reader); err != nil {
+		return 0, 0, err
+	}
+	err = b.s.QueryRow(`PRAGMA mmap_size`).Scan(&scan)
+	return reader, scan, err
+}

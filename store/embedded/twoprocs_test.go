@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/quarry-rag/quarry/store/embedded"
 )
 
 // TestCheckpointKeepsAnotherWritersTemporaryFiles: a checkpoint write
@@ -70,5 +72,21 @@ func TestNewerCheckpointOpenedNotRebuilt(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "rebuilding from rows") {
 		t.Errorf("indexed every row again instead of opening the newer checkpoint: %s", log)
+	}
+}
+
+// TestScansMapNothing: whole-collection scans (the hierarchy's, a
+// rebuild's) read through a connection that maps nothing, so a scan of a
+// large collection does not pull the whole database into the process's
+// resident set; searches keep their map.
+func TestScansMapNothing(t *testing.T) {
+	s, b := openStore(t, t.TempDir())
+	defer s.Close()
+	reader, scan, err := b.MmapSizes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reader != embedded.DefaultMmapBytes || scan != 0 {
+		t.Errorf("mmap_size: readers %d, scans %d; want %d and 0", reader, scan, int64(embedded.DefaultMmapBytes))
 	}
 }
