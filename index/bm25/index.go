@@ -552,18 +552,15 @@ func (x *Index) materialize() error {
 	}
 	if x.unchecked {
 		x.unchecked = false
-		sumT, sumC := make([]uint64, len(x.ext)), make([]uint64, len(x.ext))
+		sums := newLengthSums(len(x.ext))
 		for t := range x.lists {
 			pair := isPair(x.terms[t])
 			l := &x.lists[t]
 			for i, d := range l.docs {
-				sumT[d] += uint64(l.tfs[i] >> 16)
-				if !pair {
-					sumC[d] += uint64(l.tfs[i] & 0xffff)
-				}
+				sums.add(d, l.tfs[i], pair)
 			}
 		}
-		if err := x.checkLengths(sumT, sumC); err != nil {
+		if err := x.checkLengths(sums); err != nil {
 			x.lazyMu.Lock()
 			x.lazyErr = err
 			x.lazyMu.Unlock()

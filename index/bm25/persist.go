@@ -318,9 +318,9 @@ func decode(d *decoder, version uint32) (*Index, error) {
 	x.n = len(docs)
 
 	// Postings; per-document sums must match the stored lengths.
-	var sumT, sumC []uint64
+	var sums *lengthSums
 	if version < 4 {
-		sumT, sumC = make([]uint64, len(x.ext)), make([]uint64, len(x.ext))
+		sums = newLengthSums(len(x.ext))
 	}
 	nterms := d.count("term count", 3)
 	x.terms = make([]string, 0, nterms)
@@ -355,7 +355,7 @@ func decode(d *decoder, version uint32) (*Index, error) {
 			l = postings{df: uint32(np), raw: d.b[:n:n]}
 			d.b = d.b[n:]
 		} else {
-			raw, err := x.scanList(d.b, np, t, sumT, sumC)
+			raw, err := x.scanList(d.b, np, t, sums)
 			if err != nil {
 				d.fail("%v", err)
 				break
@@ -375,7 +375,7 @@ func decode(d *decoder, version uint32) (*Index, error) {
 		return nil, d.err
 	}
 	if version < 4 {
-		if err := x.checkLengths(sumT, sumC); err != nil {
+		if err := x.checkLengths(sums); err != nil {
 			return nil, err
 		}
 	}
@@ -391,7 +391,7 @@ func decode(d *decoder, version uint32) (*Index, error) {
 // scanList checks the np postings at the start of b — ascending live
 // documents, counts that are not zero — adds each document's counts to
 // its sums, and returns the bytes they take.
-func (x *Index) scanList(b []byte, np int, t string, sumT, sumC []uint64) ([]byte, error) {
+func (x *Index) scanList(b []byte, np int, t string, sums *lengthSums) ([]byte, error) {
 	pair := isPair(t)
 	start, prev := b, uint64(0)
 	for i := range np {
@@ -413,20 +413,48 @@ func (x *Index) scanList(b []byte, np int, t string, sumT, sumC []uint64) ([]byt
 			return nil, fmt.Errorf("term %q: bad count %d", t, tf)
 		}
 		prev = doc
-		sumT[doc] += tf >> 16
-		if !pair {
-			sumC[doc] += tf & 0xffff // code pairs are not part of the length
-		}
+		sums.add(uint32(doc), uint32(tf), pair)
 	}
 	return start[:len(start)-len(b)], nil
 }
 
+// lengthSums adds up each document's term counts from its postings, to
+// check them against its stored lengths, and notes the fields where a
+// count was capped at maxFieldTF: there the length (the true number of
+// words) exceeds the sum.
+type lengthSums struct {
+	t, c       []uint64
+	satT, satC []bool
+}
+
+func newLengthSums(n int) *lengthSums {
+	return &lengthSums{t: make([]uint64, n), c: make([]uint64, n), satT: make([]bool, n), satC: make([]bool, n)}
+}
+
+// add counts one posting of doc; a code pair's count is not part of the
+// length.
+func (s *lengthSums) add(doc, tf uint32, pair bool) {
+	title, text := tf>>16, tf&0xffff
+	s.t[doc] += uint64(title)
+	s.satT[doc] = s.satT[doc] || title == maxFieldTF
+	if !pair {
+		s.c[doc] += uint64(text)
+		s.satC[doc] = s.satC[doc] || text == maxFieldTF
+	}
+}
+
+// matches reports whether a field's stored length agrees with the sum of
+// its counts: equal, or larger where a count was capped.
+func matches(length uint32, sum uint64, saturated bool) bool {
+	return uint64(length) == sum || saturated && uint64(length) > sum
+}
+
 // checkLengths compares each live document's stored lengths with the
 // sums of its postings' counts.
-func (x *Index) checkLengths(sumT, sumC []uint64) error {
+func (x *Index) checkLengths(s *lengthSums) error {
 	var err error
 	x.live.Range(func(doc uint32) bool {
-		if sumT[doc] != uint64(x.lenT[doc]) || sumC[doc] != uint64(x.lenC[doc]) {
+		if !matches(x.lenT[doc], s.t[doc], s.satT[doc]) || !matches(x.lenC[doc], s.c[doc], s.satC[doc]) {
 			err = fmt.Errorf("%w: document %d: lengths do not match its postings", ErrCorrupt, doc)
 		}
 		return err == nil

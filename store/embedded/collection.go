@@ -659,11 +659,13 @@ func (c *coll) applied(ctx context.Context, seq int64, apply func() error) error
 		}
 		return nil
 	}
-	if err := apply(); err == nil {
+	err := apply()
+	if err == nil {
 		c.seq = seq
 		c.compactIfNeeded()
 		return nil
 	}
+	c.b.log.Warn("embedded store: a committed write could not be applied to the indexes; rebuilding them from rows", "collection", c.cfg.Name, "err", err)
 	if err := c.rebuild(ctx); err != nil {
 		return fmt.Errorf("collection %q: write committed but indexes need a rebuild: %w", c.cfg.Name, err)
 	}
