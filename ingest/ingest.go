@@ -109,6 +109,9 @@ type Event struct {
 	ETA  float64 `json:"eta_s"`
 	// Error explains an error event.
 	Error string `json:"error,omitempty"`
+	// Note is what reading a written file changed that the user should
+	// know (text converted from a legacy encoding).
+	Note string `json:"note,omitempty"`
 }
 
 // Report sums up a run.
@@ -120,7 +123,7 @@ type Report struct {
 	Ignored   int           `json:"ignored"`         // files not read on purpose: images, binaries, too large (load.ErrSkipped)
 	NoText    int           `json:"no_text"`         // files read that hold no text: empty, a scan, encrypted (load.ErrNoText)
 	Failed    int           `json:"failed"`          // files that could not be parsed or split
-	Notes     []string      `json:"notes,omitempty"` // one line per ignored or textless file, with the reason
+	Notes     []string      `json:"notes,omitempty"` // one line per ignored or textless file, with the reason, and per converted one
 	Chunks    int           `json:"chunks"`          // chunks written
 	Tokens    int           `json:"tokens"`          // estimated tokens written
 	Embedded  int           `json:"embedded"`        // texts sent to the embedder (cache misses)
@@ -130,6 +133,28 @@ type Report struct {
 	// Calibrated names the search default a calibration after the run
 	// chose, when one ran (quarry.AutoCalibrateDocuments).
 	Calibrated string `json:"calibrated,omitempty"`
+	// Changed are the sources the run wrote, emptied or deleted, and
+	// ChunkIDs the chunks it wrote: what the work after the files (the
+	// hierarchy's refresh) covers, instead of the whole collection.
+	Changed  []document.Source `json:"-"`
+	ChunkIDs []string          `json:"-"`
+}
+
+// Verdict is the run's outcome as a whole, for a caller that needs one
+// (the command's exit status): every file has its own outcome in the
+// report, and files that could not be parsed fail the run only when no
+// file could be read at all, or when strict asks that any failure does.
+func (r *Report) Verdict(strict bool) error {
+	if r.Failed == 0 {
+		return nil
+	}
+	if r.Written+r.Skipped == 0 {
+		return fmt.Errorf("no file could be read: %d could not be parsed (listed above)", r.Failed)
+	}
+	if strict {
+		return fmt.Errorf("%d of %d files could not be parsed (listed above); the others were ingested", r.Failed, r.Files)
+	}
+	return nil
 }
 
 // flushBatches is how many embedding batches of chunks are gathered before
@@ -566,6 +591,11 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 		r.rep.NoText++
 		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("%s: %s: the file is empty", p.res.Path, load.ErrNoText))
 	}
+	note := ""
+	if p.res.Note != "" {
+		note = p.res.Path + ": " + p.res.Note
+		r.rep.Notes = append(r.rep.Notes, note)
+	}
 	r.mu.Unlock()
 	// A file without chunks keeps its hash and no chunks, so it is not
 	// read again.
@@ -576,7 +606,7 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 		r.pending = append(r.pending, store.SourceUpdate{Source: old})
 	}
 	r.pendingChunks += len(p.chunks)
-	r.emit(Event{Event: "file", Path: p.res.Path})
+	r.emit(Event{Event: "file", Path: p.res.Path, Note: note})
 	if r.pendingChunks >= flushBatches*r.opt.BatchSize {
 		return r.dispatch(ctx)
 	}
@@ -640,8 +670,10 @@ func (r *run) commit(ctx context.Context, group []store.SourceUpdate) error {
 			r.rep.Written++
 		}
 		r.rep.Chunks += len(u.Docs)
+		r.rep.Changed = append(r.rep.Changed, u.Source)
 		for _, d := range u.Docs {
 			r.rep.Tokens += (len(d.Content) + 3) / 4
+			r.rep.ChunkIDs = append(r.rep.ChunkIDs, d.ID)
 		}
 	}
 	r.mu.Unlock()
@@ -667,7 +699,12 @@ func (r *run) prune(ctx context.Context, states []store.SourceState) error {
 	if err := r.opt.Collection.ReplaceSources(ctx, gone); err != nil {
 		return fmt.Errorf("ingest: prune: %w", err)
 	}
+	r.mu.Lock()
 	r.rep.Pruned = len(gone)
+	for _, g := range gone {
+		r.rep.Changed = append(r.rep.Changed, g.Source)
+	}
+	r.mu.Unlock()
 	for _, g := range gone {
 		r.emit(Event{Event: "prune", Path: g.Source.Name})
 	}

@@ -214,9 +214,9 @@ func TestFailuresKeepOldVersions(t *testing.T) {
 	before := chunkSet(t, e.coll)
 
 	// A file that becomes unreadable is reported and keeps its old chunks.
-	writeTree(t, root, map[string]string{"notes.txt": "caf\xe9 is not UTF-8"})
+	writeTree(t, root, map[string]string{"data/items.json": `[{"id":"w1","name":`})
 	rep := e.ingest(t, ingest.Options{}, root)
-	if rep.Failed != 1 || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "notes.txt") {
+	if rep.Failed != 1 || len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], "items.json") {
 		t.Errorf("bad file: %+v", rep)
 	}
 	if got := chunkSet(t, e.coll); !slices.Equal(got, before) {

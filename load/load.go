@@ -152,6 +152,9 @@ func (l *Loader) ReadBytes(ctx context.Context, name string, data []byte) ([]*do
 	if !ok {
 		return nil, fmt.Errorf("%w: no reader for %s files in this build", ErrSkipped, kind)
 	}
+	if data, _, err = asUTF8(kind, data); err != nil {
+		return nil, err
+	}
 	return r.Read(ctx, File{Path: name, Kind: kind, Data: data})
 }
 
@@ -173,6 +176,9 @@ type Result struct {
 	Hash string
 	Docs []*document.Document
 	Err  error
+	// Note says what reading changed that the user should know, such as
+	// text converted from a legacy encoding; empty for most files.
+	Note string
 }
 
 // FileError is a file that could not be read.
@@ -358,6 +364,11 @@ func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, 
 	if !ok {
 		return fail(fmt.Errorf("%w: no reader for %s files in this build", ErrSkipped, kind))
 	}
+	// Text in a legacy encoding is converted, and the run says so; the
+	// hash stays the file's own bytes'.
+	if data, res.Note, err = asUTF8(kind, data); err != nil {
+		return fail(err)
+	}
 	docs, err := r.Read(ctx, File{Path: p, Source: src, Kind: kind, Data: data})
 	if err != nil {
 		return fail(err)
@@ -463,11 +474,6 @@ func Sniff(p string, data []byte) (Kind, error) {
 		return KindHTML, nil
 	}
 	return KindText, nil
-}
-
-func looksBinary(data []byte) bool {
-	head := data[:min(len(data), 8000)]
-	return bytes.IndexByte(head, 0) >= 0
 }
 
 // looksSVG reports whether a file is an SVG image: an <svg> root, perhaps

@@ -3,6 +3,7 @@ package load
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -17,8 +18,15 @@ import (
 // set. Each object becomes "key: value" lines of its top-level fields
 // (nested values as compact JSON, the @self block skipped); its id, title
 // and @self fields become metadata.
+//
+// A file is read as what it turns out to be, since real trees hold JSON
+// files of every shape: JSON Lines named .json is read as JSON Lines, an
+// empty file has no text (ErrNoText), and valid JSON that is not objects
+// (a list of strings, a number) is read as text. Strict refuses all of
+// those instead, for objects a caller sent (ReadObjects).
 type ObjectReader struct {
-	Lines bool
+	Lines  bool
+	Strict bool
 }
 
 // Read implements Reader.
@@ -27,50 +35,92 @@ func (r ObjectReader) Read(_ context.Context, f File) ([]*document.Document, err
 	if err != nil {
 		return nil, err
 	}
+	if !r.Strict && strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%w: an empty JSON file", ErrNoText)
+	}
 	var objs []*ordered
 	var lines []int
 	if r.Lines {
-		sc := bufio.NewScanner(strings.NewReader(text))
-		sc.Buffer(make([]byte, 0, 1<<16), 1<<26)
-		for n := 1; sc.Scan(); n++ {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" {
-				continue
-			}
-			v, err := decodeOrdered(line)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n, err)
-			}
-			o, ok := v.(*ordered)
-			if !ok {
-				return nil, fmt.Errorf("line %d: expected a JSON object, got %s", n, jsonKind(v))
-			}
-			objs = append(objs, o)
-			lines = append(lines, n)
-		}
-		if err := sc.Err(); err != nil {
+		if objs, lines, err = jsonLines(text); err != nil {
 			return nil, err
 		}
 	} else {
 		v, err := decodeOrdered(text)
+		if errors.Is(err, jsonorder.ErrTrailing) && !r.Strict {
+			// One object after another: JSON Lines under a .json name.
+			if objs, lines, lerr := jsonLines(text); lerr == nil {
+				return objectDocuments(objs, lines)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
-		switch x := v.(type) {
-		case *ordered:
-			objs = []*ordered{x}
-		case []any:
-			for i, e := range x {
-				o, ok := e.(*ordered)
-				if !ok {
-					return nil, fmt.Errorf("element %d: expected a JSON object, got %s", i, jsonKind(e))
-				}
-				objs = append(objs, o)
+		objs, err = objectsOf(v)
+		if err != nil {
+			if r.Strict {
+				return nil, err
 			}
-		default:
-			return nil, fmt.Errorf("expected a JSON object or an array of objects, got %s", jsonKind(v))
+			// Valid JSON that is data, not objects: its text is what a
+			// person can search.
+			d := document.New(document.StripNonCharacters(text))
+			d.ID = ""
+			return []*document.Document{d}, nil
 		}
 	}
+	return objectDocuments(objs, lines)
+}
+
+// jsonLines decodes one object per non-blank line, with the line numbers.
+func jsonLines(text string) ([]*ordered, []int, error) {
+	var objs []*ordered
+	var lines []int
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<26)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		v, err := decodeOrdered(line)
+		if err != nil {
+			return nil, nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		o, ok := v.(*ordered)
+		if !ok {
+			return nil, nil, fmt.Errorf("line %d: expected a JSON object, got %s", n, jsonKind(v))
+		}
+		objs = append(objs, o)
+		lines = append(lines, n)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, err
+	}
+	return objs, lines, nil
+}
+
+// objectsOf is the objects of a JSON value: the object, or the elements of
+// an array of objects.
+func objectsOf(v any) ([]*ordered, error) {
+	switch x := v.(type) {
+	case *ordered:
+		return []*ordered{x}, nil
+	case []any:
+		objs := make([]*ordered, 0, len(x))
+		for i, e := range x {
+			o, ok := e.(*ordered)
+			if !ok {
+				return nil, fmt.Errorf("element %d: expected a JSON object, got %s", i, jsonKind(e))
+			}
+			objs = append(objs, o)
+		}
+		return objs, nil
+	}
+	return nil, fmt.Errorf("expected a JSON object or an array of objects, got %s", jsonKind(v))
+}
+
+// objectDocuments renders objs, with their line numbers when from JSON
+// Lines.
+func objectDocuments(objs []*ordered, lines []int) ([]*document.Document, error) {
 	docs := make([]*document.Document, 0, len(objs))
 	for i, o := range objs {
 		d, err := objectDocument(o, i)
@@ -200,5 +250,5 @@ func jsonKind(v any) string {
 // fields as "key: value" lines, its id, title and @self fields as
 // metadata (object_id names it).
 func ReadObjects(data []byte) ([]*document.Document, error) {
-	return ObjectReader{}.Read(context.Background(), File{Path: "objects.json", Kind: KindJSON, Data: data})
+	return ObjectReader{Strict: true}.Read(context.Background(), File{Path: "objects.json", Kind: KindJSON, Data: data})
 }

@@ -31,6 +31,7 @@ func newIngestCmd(stdio IO) *cobra.Command {
 		prefix  string
 		replace bool
 		ocr     bool
+		strict  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -83,10 +84,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 					return err
 				}
 				if !watch {
-					if rep.Failed > 0 {
-						return fmt.Errorf("%d of %d files could not be parsed (listed above); the others were ingested", rep.Failed, rep.Files)
-					}
-					return nil
+					return rep.Verdict(strict)
 				}
 				select {
 				case <-ctx.Done():
@@ -107,6 +105,7 @@ it again to finish. With --prune, files of the collection no longer under PATH a
 	cmd.Flags().BoolVar(&resume, "resume", false, "re-run the last interrupted ingestion with its paths and options")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "name this run's sources PREFIX/path, so folders with files of the same names can share a collection")
 	cmd.Flags().BoolVar(&ocr, "ocr", false, ocrUsage)
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit with an error when any file could not be parsed (by default only when none could be read)")
 	cmd.Flags().BoolVar(&replace, "replace", false, "let these files take over source names that other files hold (refused otherwise)")
 	return cmd
 }
@@ -126,6 +125,11 @@ func runIngest(ctx context.Context, stdio IO, k *quarry.KB, req quarry.IngestReq
 			errs = append(errs, "error: "+e.Error)
 			if !tty {
 				fmt.Fprintf(stdio.Err, "error: %s\n", e.Error)
+			}
+		case e.Note != "":
+			errs = append(errs, "note: "+e.Note)
+			if !tty {
+				fmt.Fprintf(stdio.Err, "note: %s\n", e.Note)
 			}
 		case e.Event == "ignored" || e.Event == "no_text":
 			// A notice, not a failure: the file holds nothing to index.

@@ -30,7 +30,7 @@ func TestIngestSearchStatusDelete(t *testing.T) {
 	writeFiles(t, docs, map[string]string{
 		"policies/refunds.md":  "# Refunds\n\nRefunds are paid within five days of the return.\n\n## Gift cards\n\nGift cards are never refunded.\n",
 		"policies/shipping.md": "# Shipping\n\nShipping takes two days; express shipping takes one day.\n",
-		"broken.txt":           "caf\xe9",
+		"broken.json":          `{"a":`,
 	})
 	// Search before anything exists tells people what to do.
 	code, _, errOut := run(t, "", "search", "refunds", "--kb", kb)
@@ -38,14 +38,24 @@ func TestIngestSearchStatusDelete(t *testing.T) {
 		t.Errorf("search without a knowledge base: %d %q", code, errOut)
 	}
 
+	// A file that cannot be parsed is that file's outcome; the run
+	// succeeds, unless --strict asks otherwise.
 	code, out, errOut := run(t, "", "ingest", docs, "--kb", kb, "--meta", "team=support", "--meta", "tier=2")
-	if code != 1 || !strings.Contains(out, "3 files: 2 written") || !strings.Contains(errOut, "broken.txt") {
+	if code != 0 || !strings.Contains(out, "3 files: 2 written") || !strings.Contains(errOut, "broken.json") {
 		t.Fatalf("ingest with a bad file: code %d out %q err %q", code, out, errOut)
+	}
+	code, _, errOut = run(t, "", "ingest", docs, "--kb", kb, "--meta", "team=support", "--meta", "tier=2", "--strict")
+	if code != 1 || !strings.Contains(errOut, "1 of 3 files could not be parsed") {
+		t.Fatalf("ingest --strict with a bad file: code %d err %q", code, errOut)
+	}
+	code, _, errOut = run(t, "", "ingest", filepath.Join(docs, "broken.json"), "--kb", kb)
+	if code != 1 || !strings.Contains(errOut, "no file could be read: 1 could not be parsed") {
+		t.Fatalf("ingest of nothing readable: code %d err %q", code, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(kb, "config.toml")); err != nil {
 		t.Errorf("no config.toml: %v", err)
 	}
-	os.Remove(filepath.Join(docs, "broken.txt"))
+	os.Remove(filepath.Join(docs, "broken.json"))
 	code, out, _ = run(t, "", "ingest", docs, "--kb", kb, "--meta", "team=support", "--meta", "tier=2", "--json")
 	if code != 0 {
 		t.Fatalf("second ingest: %d", code)
