@@ -47,7 +47,8 @@ func (kb *KB) chunking() split.RecursiveConfig {
 }
 
 // RefreshHierarchy brings the collection's knowledge hierarchy up to what
-// an ingestion of files wrote and rebuilds its links. A store without a
+// an ingestion of files wrote (reading only what rep says it changed; the
+// whole collection when rep is nil) and rebuilds its links. A store without a
 // hierarchy is skipped, and so is a run that changed nothing in a
 // collection whose hierarchy exists (nil reports): the build reads every
 // chunk.
@@ -74,7 +75,13 @@ func RefreshHierarchy(ctx context.Context, c *store.Collection, files []load.Ent
 			paths[e.Source.Name] = abs
 		}
 	}
-	br, err := h.Build(ctx, paths)
+	var br hierarchy.BuildReport
+	if rep != nil {
+		// What the run changed, not the whole collection.
+		br, err = h.Update(ctx, paths, hierarchy.Changes{Sources: rep.Changed, Chunks: rep.ChunkIDs})
+	} else {
+		br, err = h.Build(ctx, paths)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("knowledge hierarchy: %w", err)
 	}

@@ -88,22 +88,87 @@ type BuildReport struct {
 // maps file source names to their paths on disk, for the audit; sources it
 // does not name keep the path they had.
 func (h *Hierarchy) Build(ctx context.Context, files map[string]string) (BuildReport, error) {
-	rep, err := h.build(ctx, files)
+	return h.retry(ctx, files, nil)
+}
+
+// Changes are what one ingestion changed: the sources it wrote, emptied
+// or deleted, and the ids of the chunks it wrote.
+type Changes struct {
+	Sources []document.Source
+	Chunks  []string
+}
+
+// Update is Build for what one ingestion changed, reading only those
+// chunks and the chunks of the nodes they join or leave: a few files
+// added to a large knowledge base cost what they wrote, not the whole
+// collection. The result is the one Build gives (TestUpdateIsBuild). A
+// hierarchy that does not exist yet is built whole.
+func (h *Hierarchy) Update(ctx context.Context, files map[string]string, ch Changes) (BuildReport, error) {
+	return h.retry(ctx, files, &ch)
+}
+
+func (h *Hierarchy) retry(ctx context.Context, files map[string]string, ch *Changes) (BuildReport, error) {
+	rep, err := h.build(ctx, files, ch)
 	// Another build made a node first: start again from the rows it wrote.
 	// Each retry sees more of its nodes, so a few suffice.
 	for try := 0; try < 4 && errors.Is(err, store.ErrFolderTaken); try++ {
-		rep, err = h.build(ctx, files)
+		rep, err = h.build(ctx, files, ch)
 	}
 	return rep, err
 }
 
-func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildReport, error) {
+// chunk is one stored chunk as the build places it.
+type chunk struct {
+	id     string
+	src    document.Source
+	folder string
+	kws    []string
+	// foldered chunks hang under their folder's node: those of file
+	// sources, and the objects of a JSON file this build was given.
+	foldered bool
+}
+
+func (h *Hierarchy) chunkOf(d *document.Document, files map[string]string) chunk {
+	c := chunk{id: d.ID, src: document.Source{Type: d.SourceType, Name: d.SourceName}, kws: chunkKeywords(d)}
+	c.foldered = d.SourceType == document.SourceFile || (d.SourceType == document.SourceObject && files[d.SourceName] != "")
+	if c.foldered {
+		c.folder = folderOf(d.SourceName)
+	}
+	return c
+}
+
+// getPage is how many chunks an update reads at once.
+const getPage = 1000
+
+// chunks reads the chunks of ids, in id order.
+func (h *Hierarchy) chunks(ctx context.Context, ids []string, files map[string]string) ([]chunk, error) {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	out := make([]chunk, 0, len(ids))
+	for start := 0; start < len(ids); start += getPage {
+		docs, err := h.coll.Get(ctx, ids[start:min(start+getPage, len(ids))])
+		if err != nil {
+			return nil, fmt.Errorf("read chunks of %q: %w", h.coll.Name(), err)
+		}
+		for _, d := range docs {
+			out = append(out, h.chunkOf(d, files))
+		}
+	}
+	slices.SortFunc(out, func(a, b chunk) int { return cmp.Compare(a.id, b.id) })
+	return out, nil
+}
+
+func (h *Hierarchy) build(ctx context.Context, files map[string]string, ch *Changes) (BuildReport, error) {
 	var rep BuildReport
 	st, err := h.load(ctx, true)
 	if err != nil {
 		return rep, err
 	}
 	hadRoot := st.root() != nil
+	if !hadRoot {
+		ch = nil // a first build reads everything
+	}
 	root, err := h.ensureRoot(ctx, st)
 	if err != nil {
 		return rep, err
@@ -118,31 +183,25 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 			byFolder[n.Folder] = n.ID
 		}
 	}
-	type chunk struct {
-		id     string
-		src    document.Source
-		folder string
-		kws    []string
-		// foldered chunks hang under their folder's node: those of file
-		// sources, and the objects of a JSON file this build was given.
-		foldered bool
-	}
 	var chunks []chunk
-	folders := map[string]bool{}
-	err = h.coll.Scan(ctx, 1000, func(docs []*document.Document) error {
-		for _, d := range docs {
-			c := chunk{id: d.ID, src: document.Source{Type: d.SourceType, Name: d.SourceName}, kws: chunkKeywords(d)}
-			c.foldered = d.SourceType == document.SourceFile || (d.SourceType == document.SourceObject && files[d.SourceName] != "")
-			if c.foldered {
-				c.folder = folderOf(d.SourceName)
-				folders[c.folder] = true
+	if ch == nil {
+		err = h.coll.Scan(ctx, 1000, func(docs []*document.Document) error {
+			for _, d := range docs {
+				chunks = append(chunks, h.chunkOf(d, files))
 			}
-			chunks = append(chunks, c)
+			return nil
+		})
+		if err != nil {
+			return rep, fmt.Errorf("build the hierarchy of %q: %w", h.coll.Name(), err)
 		}
-		return nil
-	})
-	if err != nil {
-		return rep, fmt.Errorf("build the hierarchy of %q: %w", h.coll.Name(), err)
+	} else if chunks, err = h.chunks(ctx, ch.Chunks, files); err != nil {
+		return rep, err
+	}
+	folders := map[string]bool{}
+	for _, c := range chunks {
+		if c.foldered {
+			folders[c.folder] = true
+		}
 	}
 
 	// Nodes for new folders: one write per level, parents first, names
@@ -196,7 +255,10 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 	// Attachments.
 	var atts []store.Attachment
 	stored := make(map[string]bool, len(chunks))
-	perNode := map[int64][][]string{}
+	perNode := map[int64][]chunk{}
+	// affected are the nodes whose chunks change: every node in a whole
+	// build, those chunks join or leave in an update.
+	affected := map[int64]bool{}
 	for _, c := range chunks {
 		stored[c.id] = true
 		target := byFolder[c.folder]
@@ -213,18 +275,61 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 			if n := st.byID[old.NodeID]; n != nil && (n.Folder == "" && n.Kind != store.NodeRoot || !c.foldered) {
 				target = old.NodeID
 			}
+			affected[old.NodeID] = true
 			if old.NodeID == target && old.File == file && old.Source == c.src {
-				perNode[target] = append(perNode[target], c.kws)
+				perNode[target] = append(perNode[target], c)
 				continue
 			}
 		}
+		affected[target] = true
 		atts = append(atts, store.Attachment{DocID: c.id, NodeID: target, Source: c.src, File: file})
-		perNode[target] = append(perNode[target], c.kws)
+		perNode[target] = append(perNode[target], c)
 	}
 	var detach []string
-	for _, a := range st.atts {
-		if !stored[a.DocID] {
-			detach = append(detach, a.DocID)
+	if ch == nil {
+		for _, a := range st.atts {
+			if !stored[a.DocID] {
+				detach = append(detach, a.DocID)
+			}
+		}
+	} else {
+		// The chunks the changed sources no longer have.
+		changed := make(map[document.Source]bool, len(ch.Sources))
+		for _, s := range ch.Sources {
+			changed[s] = true
+		}
+		for _, a := range st.atts {
+			if changed[a.Source] && !stored[a.DocID] {
+				detach = append(detach, a.DocID)
+				affected[a.NodeID] = true
+			}
+		}
+		// The other chunks of the affected nodes give their triggers too.
+		gone := make(map[string]bool, len(detach))
+		for _, id := range detach {
+			gone[id] = true
+		}
+		moved := make(map[string]bool, len(atts))
+		for _, a := range atts {
+			moved[a.DocID] = true
+		}
+		var others []string
+		for _, a := range st.atts {
+			if affected[a.NodeID] && !gone[a.DocID] && !stored[a.DocID] && !moved[a.DocID] {
+				others = append(others, a.DocID)
+			}
+		}
+		rest, err := h.chunks(ctx, others, files)
+		if err != nil {
+			return rep, err
+		}
+		for _, c := range rest {
+			n := st.atts[st.byDoc[c.id]].NodeID
+			perNode[n] = append(perNode[n], c)
+		}
+		for n, cs := range perNode {
+			slices.SortFunc(cs, func(a, b chunk) int { return cmp.Compare(a.id, b.id) })
+			perNode[n] = cs
 		}
 	}
 	if len(atts)+len(detach) > 0 {
@@ -237,7 +342,14 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string) (BuildRe
 	// Triggers.
 	var changed []store.Node
 	for _, n := range st.nodes {
-		trig := rankTriggers(perNode[n.ID])
+		if ch != nil && !affected[n.ID] {
+			continue
+		}
+		perChunk := make([][]string, len(perNode[n.ID]))
+		for i, c := range perNode[n.ID] {
+			perChunk[i] = c.kws
+		}
+		trig := rankTriggers(perChunk)
 		if n.Folder == "" && n.Kind != store.NodeRoot {
 			trig = MergeTriggers(n.Triggers, trig)
 		}
