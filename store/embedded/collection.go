@@ -37,6 +37,10 @@ type coll struct {
 	// opened names the checkpoint the indexes were read from; guarded
 	// by mu.
 	opened string
+	// behind is set when the write under way leaves the indexes behind
+	// the rows on purpose (beforeWrite, then applied); the next read
+	// catches them up. Guarded by mu.
+	behind bool
 	ids    map[string]uint32 // external id → internal id
 	ext    []string          // internal id → external id ("" when free)
 	live   *bitset.Set
@@ -621,6 +625,42 @@ func (c *coll) count(ctx context.Context, f filter.Expr) (int, error) {
 	return allow.Count(), nil
 }
 
+// lagRows is how many rows another process may have written since the
+// indexes were last brought up before a write replays them first: below
+// it, catching up costs little beside the write.
+const lagRows = 1024
+
+// beforeWrite brings the indexes up to the rows before a write of n rows,
+// unless another process wrote far more since (a bulk ingestion beside
+// quarry serve's adds): replaying all of it would cost that much more
+// than the write, which needs nothing from the indexes. They then stay
+// behind, the write is not applied to them (applied), and the next read
+// catches them up from the journal (refresh). Callers hold mu.
+func (c *coll) beforeWrite(ctx context.Context, n int) error {
+	var dbSeq, ckptSeq int64
+	if err := c.b.r.QueryRowContext(ctx, `SELECT seq, ckpt_seq FROM collections WHERE id = ?`, c.cid).Scan(&dbSeq, &ckptSeq); err != nil {
+		return fmt.Errorf("read collection %q: %w", c.cfg.Name, err)
+	}
+	c.behind = false
+	if dbSeq == c.seq {
+		return c.ensureIndexes(ctx)
+	}
+	far := c.seq < ckptSeq // the rows in between are in another's checkpoint
+	if !far {
+		limit := max(lagRows, 4*n)
+		var lag int
+		if err := c.b.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM journal WHERE collection_id = ? AND seq > ? LIMIT ?)`, c.cid, c.seq, limit+1).Scan(&lag); err != nil {
+			return fmt.Errorf("read journal of %q: %w", c.cfg.Name, err)
+		}
+		far = lag > limit
+	}
+	if far && dbSeq > c.seq {
+		c.behind = true
+		return nil
+	}
+	return c.catchUp(ctx)
+}
+
 // upsert commits docs and indexes them.
 func (c *coll) upsert(ctx context.Context, docs []*document.Document) error {
 	rows := make([]row, len(docs))
@@ -633,7 +673,7 @@ func (c *coll) upsert(ctx context.Context, docs []*document.Document) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.catchUp(ctx); err != nil {
+	if err := c.beforeWrite(ctx, len(rows)); err != nil {
 		return err
 	}
 	seq, err := c.b.writeRows(ctx, c.cid, rows, nil)
@@ -651,8 +691,12 @@ func (c *coll) upsert(ctx context.Context, docs []*document.Document) error {
 
 // applied updates the indexes after a commit at seq. When seq is not the
 // next write (another process wrote in between), or applying fails, the
-// journal is replayed instead: SQLite has the truth either way.
+// journal is replayed instead, unless beforeWrite left the indexes behind:
+// SQLite has the truth either way.
 func (c *coll) applied(ctx context.Context, seq int64, apply func() error) error {
+	if seq != c.seq+1 && c.behind {
+		return nil // left behind on purpose (beforeWrite)
+	}
 	if seq != c.seq+1 {
 		if err := c.catchUp(ctx); err != nil {
 			return fmt.Errorf("collection %q: write committed but indexes could not catch up: %w", c.cfg.Name, err)

@@ -56,7 +56,11 @@ func (b *Backend) ReplaceSources(ctx context.Context, name string, updates []sto
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.catchUp(ctx); err != nil {
+	n := 0
+	for _, p := range preps {
+		n += len(p.rows)
+	}
+	if err := c.beforeWrite(ctx, n); err != nil {
 		return err
 	}
 	var removed []string

@@ -90,3 +90,45 @@ func TestScansMapNothing(t *testing.T) {
 		t.Errorf("mmap_size: readers %d, scans %d; want %d and 0", reader, scan, int64(embedded.DefaultMmapBytes))
 	}
 }
+
+// TestAWriteBesideABulkLoadDoesNotReplayIt: a process that writes a few
+// documents while another loads many (quarry serve's adds during quarry
+// ingest) commits them without first indexing the whole load, which
+// competed with the load for the cores; its next read catches up, and
+// finds every document, the load's and its own.
+func TestAWriteBesideABulkLoadDoesNotReplayIt(t *testing.T) {
+	dir := checkpointed(t) // batches 0-3
+	s, b := openStore(t, dir)
+	defer s.Close()
+	c := ensure(t, s)
+	if _, err := c.Count(t.Context(), nil); err != nil { // opens the checkpoint, reading no index
+		t.Fatal(err)
+	}
+	s2, _ := openStore(t, dir)
+	defer s2.Close()
+	c2 := ensure(t, s2)
+	const loaded = 120 // batches of 10: more than lagRows behind
+	for bt := 4; bt < 4+loaded; bt++ {
+		if err := c2.Upsert(t.Context(), batch(bt)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Upsert(t.Context(), batch(4+loaded)); err != nil {
+		t.Fatal(err)
+	}
+	if graph, keyword := b.Pending("docs"); !graph || !keyword {
+		t.Errorf("the write read the indexes (graph %v, keyword %v) to replay the load first", !graph, !keyword)
+	}
+	present := verify(t, dir, c, 4+loaded)
+	if len(present) != 5+loaded {
+		t.Errorf("%d of %d batches found after the catch-up", len(present), 5+loaded)
+	}
+	// And the loading process, a write behind the other's, still
+	// applies its own writes: the lag it sees is one batch.
+	if err := c2.Upsert(t.Context(), batch(5+loaded)); err != nil {
+		t.Fatal(err)
+	}
+	if present := verify(t, dir, c2, 5+loaded); len(present) != 6+loaded {
+		t.Errorf("the loader finds %d of %d batches", len(present), 6+loaded)
+	}
+}
