@@ -2,11 +2,19 @@ package ingest_test
 
 import (
 	"context"
+	"maps"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
+	"github.com/quarry-rag/quarry/split"
 )
 
 // pgDocs is Debian's postgresql-doc-15 HTML manual, a real corpus of
@@ -46,4 +54,83 @@ func benchIngest(b *testing.B, cache bool) {
 	}
 	b.ReportMetric(float64(chunks)*float64(b.N)/b.Elapsed().Seconds(), "chunks/s")
 	b.ReportMetric(float64(chunks), "chunks")
+}
+
+// BenchmarkIngestGoSource ingests Go's own source tree (go env GOROOT's
+// src: code, test data, generated tables, every odd file a real tree
+// holds) and reports the time, each outcome's count, and the chunks' sizes:
+// percentiles and the maximum in characters, the largest in tokens, and
+// how many exceed the 512-token budget (none should). docs/ingestion.md
+// quotes it; run it with -benchtime=1x.
+func BenchmarkIngestGoSource(b *testing.B) {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(filepath.Join(src, "net", "http", "server.go")); err != nil {
+		b.Skipf("Go's source tree is not at %s", src)
+	}
+	var rep *ingest.Report
+	var e *env
+	for b.Loop() {
+		b.StopTimer()
+		if e != nil {
+			e.s.Close()
+		}
+		e = newEnv(b, b.TempDir())
+		b.StartTimer()
+		var err error
+		rep, err = ingest.Run(context.Background(), []string{src}, ingest.Options{Collection: e.coll, Embedder: e.emb, Loader: load.New(load.Options{})})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	defer e.s.Close()
+	var sizes []int
+	var tok split.Tokenizer
+	maxTokens, over := 0, 0
+	err := e.coll.Scan(context.Background(), 1000, func(docs []*document.Document) error {
+		for _, d := range docs {
+			sizes = append(sizes, utf8.RuneCountInString(d.Content))
+			if len(d.Content) > 512 { // fewer bytes are fewer tokens
+				n, err := tok.Count(d.Content)
+				if err != nil {
+					return err
+				}
+				maxTokens = max(maxTokens, n)
+				if n > 512 {
+					over++
+					if over <= 5 {
+						b.Logf("over the budget: %s lines %d-%d, %d tokens", d.SourceName, d.Provenance.LineStart, d.Provenance.LineEnd, n)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	slices.Sort(sizes)
+	pct := func(p float64) float64 { return float64(sizes[int(p*float64(len(sizes)-1))]) }
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/ingest")
+	b.ReportMetric(float64(rep.Chunks), "chunks")
+	b.ReportMetric(float64(rep.Written), "written")
+	b.ReportMetric(float64(rep.Ignored), "skipped")
+	b.ReportMetric(float64(rep.NoText), "no-text")
+	b.ReportMetric(float64(rep.Failed), "failed")
+	b.ReportMetric(pct(0.5), "p50-chars")
+	b.ReportMetric(pct(0.9), "p90-chars")
+	b.ReportMetric(pct(0.99), "p99-chars")
+	b.ReportMetric(float64(sizes[len(sizes)-1]), "max-chars")
+	b.ReportMetric(float64(maxTokens), "max-tokens")
+	b.ReportMetric(float64(over), "over-budget")
+	reasons := map[string]int{}
+	for _, n := range append(slices.Clone(rep.Notes), rep.Errors...) {
+		if i := strings.Index(n, ": "); i >= 0 {
+			n = n[i+2:]
+		}
+		reasons[n]++
+	}
+	for _, r := range slices.Sorted(maps.Keys(reasons)) {
+		b.Logf("%6d  %s", reasons[r], r)
+	}
 }

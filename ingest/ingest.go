@@ -767,8 +767,9 @@ func splitterName(s string) string {
 }
 
 // pipelineVersion changes when reading or splitting changes in a way that
-// should re-ingest every source.
-const pipelineVersion = 1
+// should re-ingest every source. 2: code chunks are held to the token
+// budget and carry their symbol path; legacy encodings are converted.
+const pipelineVersion = 2
 
 func metaPairs(m map[string]any) []string {
 	var out []string

@@ -80,7 +80,14 @@ func NewAuto(cfg AutoConfig) (*Auto, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := NewCode(cfg.Code)
+	codeCfg := cfg.Code
+	if codeCfg.MaxTokens == 0 {
+		codeCfg.MaxTokens = rec.maxTokens
+	}
+	if codeCfg.Tokenizer == nil {
+		codeCfg.Tokenizer = budget.Tokenizer
+	}
+	code, err := NewCode(codeCfg)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,11 @@ package split_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/quarry-rag/quarry/split"
 )
@@ -57,13 +59,14 @@ func TestCodeGoDeclarations(t *testing.T) {
 	want := []struct {
 		first      string // first line of the chunk
 		start, end int
+		symbol     string // the heading path's last element
 	}{
-		{"// Copyright 2026 The Quarry Authors.", 1, 9}, // header: package clause and imports
-		{"// Shape is anything with an area.", 11, 14},
-		{"// Circle is a round shape.", 16, 17},
-		{"// Area returns the area of the circle.", 19, 22},
-		{"// ---- helpers ----", 24, 29}, // a free comment travels with the next declaration
-		{"var (", 31, 34},
+		{"// Copyright 2026 The Quarry Authors.", 1, 9, "package shapes"}, // header: package clause and imports
+		{"// Shape is anything with an area.", 11, 14, "type Shape"},
+		{"// Circle is a round shape.", 16, 17, "type Circle"},
+		{"// Area returns the area of the circle.", 19, 22, "func (Circle) Area"},
+		{"// ---- helpers ----", 24, 29, "func Describe"}, // a free comment travels with the next declaration
+		{"var (", 31, 34, "var unit …"},
 	}
 	if len(chunks) != len(want) {
 		t.Fatalf("got %d chunks: %q", len(chunks), contents(chunks))
@@ -77,6 +80,54 @@ func TestCodeGoDeclarations(t *testing.T) {
 		if ch.Content != goFile[ch.Provenance.CharStart:ch.Provenance.CharEnd] {
 			t.Errorf("chunk %d is not the text at its offsets", i)
 		}
+		if hp := ch.Provenance.HeadingPath; len(hp) == 0 || hp[0] != "package shapes" || hp[len(hp)-1] != w.symbol {
+			t.Errorf("chunk %d: heading path %q, want it to end with %q", i, hp, w.symbol)
+		}
+	}
+}
+
+// TestCodeChunksWithinBudget: generated code (a 24,000-character string
+// constant on one line, a 1,500-line table) is cut within the token budget
+// at line ends, and the one line by characters, every chunk verbatim,
+// none of braces alone, each with the declaration's symbol path.
+func TestCodeChunksWithinBudget(t *testing.T) {
+	text := readFile(t, "testdata/generated_table.go")
+	var tok split.Tokenizer
+	c, err := split.NewCode(split.CodeConfig{Tokenizer: &tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := c.Split(fileDoc("tables/generated_table.go", text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	symbols := map[string]int{}
+	prevEnd := 0
+	for i, ch := range chunks {
+		n, err := tok.Count(ch.Content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 512 {
+			t.Errorf("chunk %d: %d tokens, over the 512 budget", i, n)
+		}
+		p := ch.Provenance
+		if ch.Content != text[p.CharStart:p.CharEnd] || strings.TrimSpace(text[prevEnd:p.CharStart]) != "" {
+			t.Fatalf("chunk %d is not the text at its offsets, or text before it was lost", i)
+		}
+		prevEnd = p.CharEnd
+		if !strings.ContainsFunc(ch.Content, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			t.Errorf("chunk %d is punctuation alone: %q", i, ch.Content)
+		}
+		if len(p.HeadingPath) > 0 {
+			symbols[p.HeadingPath[len(p.HeadingPath)-1]]++
+		}
+	}
+	if strings.TrimSpace(text[prevEnd:]) != "" {
+		t.Error("the end of the file was lost")
+	}
+	if symbols["const zipdata"] < 40 || symbols["var p256Table"] < 40 || symbols["func Lookup"] != 1 {
+		t.Errorf("%d chunks by symbol: %v", len(chunks), symbols)
 	}
 }
 
@@ -174,7 +225,7 @@ func TestCodeMaxLines(t *testing.T) {
 	}
 	b.WriteString("}\n")
 	text := b.String()
-	c, err := split.NewCode(split.CodeConfig{MaxLines: 120})
+	c, err := split.NewCode(split.CodeConfig{MaxLines: 120, MaxTokens: 100000}) // lines alone
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,4 +271,13 @@ func TestCodeTinyPiecesJoinANeighbour(t *testing.T) {
 	if got := contents(chunks); !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -211,9 +211,10 @@ func TestChunkHeadingsAndSourceNames(t *testing.T) {
 	}
 	want := []got{
 		// Walked in lexical order; dot-folders, node_modules and build are skipped.
-		{"code/shapes.go", []string{}, [2]int{1, 4}},
-		{"code/shapes.go", []string{}, [2]int{6, 7}},
-		{"code/shapes.go", []string{}, [2]int{9, 12}},
+		// Go chunks carry their symbol path.
+		{"code/shapes.go", []string{"package shapes"}, [2]int{1, 4}},
+		{"code/shapes.go", []string{"package shapes", "type Circle"}, [2]int{6, 7}},
+		{"code/shapes.go", []string{"package shapes", "func (Circle) Area"}, [2]int{9, 12}},
 		{"guide.md", []string{"Quarry"}, [2]int{1, 3}},
 		{"guide.md", []string{"Quarry", "Install"}, [2]int{5, 7}},
 		{"guide.md", []string{"Quarry", "Install", "From source"}, [2]int{9, 11}},
