@@ -728,7 +728,7 @@ func (kb *KB) untrustedLoader() *load.Loader {
 }
 
 func (kb *KB) newLoader(untrusted bool) *load.Loader {
-	return load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir(), OCR: kb.ocr, Untrusted: untrusted})
+	return load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir(), OCR: kb.ocr, Untrusted: untrusted, KeepData: kb.cfg.Ingest.KeepData})
 }
 
 // Collection is a collection bound to its knowledge base's embedder and

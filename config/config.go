@@ -224,6 +224,11 @@ type Ingest struct {
 	// are reported as needing OCR), auto (when tesseract is installed) or
 	// on (a scan fails when it is not).
 	OCR string `koanf:"ocr"`
+	// KeepData reads files and chunks that are data rather than prose or
+	// code (lock files, minified bundles, generated code, keys, base64 and
+	// hex dumps, number tables), which are otherwise left out with the
+	// reason (load.Options.KeepData).
+	KeepData bool `koanf:"keep_data"`
 }
 
 // Defaults returns the built-in settings.
@@ -411,7 +416,7 @@ func toMap(c Config) map[string]any {
 		"search.min_relevance": c.Search.MinRelevance, "search.calibrate": c.Search.Calibrate,
 		"search.caller_concurrency": c.Search.CallerConcurrency,
 		"ingest.batch_size":         c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
-		"ingest.ocr":   c.Ingest.OCR,
+		"ingest.ocr": c.Ingest.OCR, "ingest.keep_data": c.Ingest.KeepData,
 		"agent.rounds": c.Agent.Rounds, "agent.tool_calls": c.Agent.ToolCalls, "agent.tokens": c.Agent.Tokens,
 		"agent.time": c.Agent.Time,
 		"graph.url":  c.Graph.URL, "graph.database": c.Graph.Database, "graph.user": c.Graph.User,
@@ -517,6 +522,9 @@ max_file_size = ` + strconv.FormatInt(c.Ingest.MaxFileSize, 10) + `
 # Scanned PDF pages: off (reported as needing OCR), auto (read with tesseract when it is
 # installed) or on (read with tesseract; a scan fails without it).
 ocr = ` + q(c.Ingest.OCR) + `
+# Lock files, minified bundles, generated code ("DO NOT EDIT"), keys and certificates, base64
+# and hex dumps and number tables are left out, each with its reason; true reads them.
+keep_data = ` + strconv.FormatBool(c.Ingest.KeepData) + `
 
 [agent]
 # Bounds of a question asked with --agent (agent: true in the API and MCP): rounds of

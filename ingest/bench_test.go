@@ -77,7 +77,8 @@ func BenchmarkIngestGoSource(b *testing.B) {
 		e = newEnv(b, b.TempDir())
 		b.StartTimer()
 		var err error
-		rep, err = ingest.Run(context.Background(), []string{src}, ingest.Options{Collection: e.coll, Embedder: e.emb, Loader: load.New(load.Options{})})
+		// Data kept: the chunk sizes are those of everything the tree holds.
+		rep, err = ingest.Run(context.Background(), []string{src}, ingest.Options{Collection: e.coll, Embedder: e.emb, Loader: load.New(load.Options{KeepData: true})})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -535,6 +535,28 @@ func (r *run) prepare(res load.Result) prepared {
 		p.err = fmt.Errorf("%s: split: %w", res.Path, err)
 		return p
 	}
+	if !r.opt.Loader.KeepsData() && encodedKinds[res.Kind] {
+		// Chunks of encoded data inside prose or code (a key in a test,
+		// a table of constants) are left out, and the file says how many.
+		kept := chunks[:0]
+		for _, c := range chunks {
+			if load.EncodedShare(c.Content) <= encodedChunk {
+				kept = append(kept, c)
+			}
+		}
+		if left := len(chunks) - len(kept); left > 0 {
+			if len(kept) == 0 {
+				p.err = fmt.Errorf("%s: %w: encoded data (base64, hex, a key or a number table) (ingest.keep_data reads it)", res.Path, load.ErrSkipped)
+				return p
+			}
+			note := fmt.Sprintf("left out %d of %d chunks of encoded data (ingest.keep_data keeps them)", left, len(chunks))
+			if p.res.Note != "" {
+				note = p.res.Note + "; " + note
+			}
+			p.res.Note = note
+		}
+		chunks = kept
+	}
 	schema := r.opt.Collection.Config().Schema
 	for _, c := range chunks {
 		for k, v := range r.opt.Metadata {
@@ -752,7 +774,10 @@ func fingerprint(opt Options) (string, error) {
 		// Splitter is empty for auto, so sources ingested before the
 		// setting was honoured keep their hashes.
 		Splitter string `json:",omitempty"`
-	}{opt.Embedder.Model(), split.RecursiveConfig{MaxTokens: opt.Chunking.MaxTokens, OverlapTokens: opt.Chunking.OverlapTokens, NoOverlap: opt.Chunking.NoOverlap}, metaPairs(opt.Metadata), pipelineVersion, splitterName(opt.Splitter)})
+		// KeepData re-ingests every source when chunks of encoded data
+		// are kept or left out anew.
+		KeepData bool `json:",omitempty"`
+	}{opt.Embedder.Model(), split.RecursiveConfig{MaxTokens: opt.Chunking.MaxTokens, OverlapTokens: opt.Chunking.OverlapTokens, NoOverlap: opt.Chunking.NoOverlap}, metaPairs(opt.Metadata), pipelineVersion, splitterName(opt.Splitter), opt.Loader.KeepsData()})
 	if err != nil {
 		return "", fmt.Errorf("ingest settings: %w", err)
 	}
@@ -765,6 +790,13 @@ func splitterName(s string) string {
 	}
 	return s
 }
+
+// encodedKinds are the kinds whose chunks may be left out as encoded
+// data; encodedChunk is the share of encoded characters (load.EncodedShare)
+// above which a chunk is.
+var encodedKinds = map[load.Kind]bool{load.KindText: true, load.KindCode: true, load.KindMarkdown: true, load.KindHTML: true}
+
+const encodedChunk = 0.8
 
 // pipelineVersion changes when reading or splitting changes in a way that
 // should re-ingest every source. 2: code chunks are held to the token

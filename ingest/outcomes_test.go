@@ -2,12 +2,14 @@ package ingest_test
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/ingest"
 	"github.com/quarry-rag/quarry/load"
 	"github.com/quarry-rag/quarry/store"
@@ -105,5 +107,49 @@ func TestOCRReReadsPDFsOnly(t *testing.T) {
 	rep = e.ingest(t, ingest.Options{Loader: withOCR}, root)
 	if rep.Skipped != 3 {
 		t.Fatalf("with OCR again: %+v", rep)
+	}
+}
+
+// TestEncodedChunksLeftOut: inside a file of code, the chunks that are a
+// key or a table of constants are left out and the file's note says how
+// many; the code around them is written. Keeping data keeps them.
+func TestEncodedChunksLeftOut(t *testing.T) {
+	root := t.TempDir()
+	var table strings.Builder
+	table.WriteString("// p256Precomputed holds multiples of the base point.\nvar p256Precomputed = [...]uint64{\n")
+	for i := range 40 {
+		fmt.Fprintf(&table, "\t0x%016x, 0x%016x, 0x%016x, 0x%016x,\n", i*7919, i*104729, i*1299709, i*15485863)
+	}
+	table.WriteString("}\n")
+	prose := strings.Repeat("// The curve's arithmetic runs in constant time, so that how long it takes says nothing about the secret it works on.\n", 30)
+	code := "package curve\n\n" + prose + "// Double doubles a point on the curve, in constant time.\nfunc Double(p Point) Point {\n\treturn add(p, p)\n}\n\n" + table.String() +
+		"\n// Add adds two points on the curve and returns their sum.\nfunc Add(p, q Point) Point {\n\treturn add(p, q)\n}\n"
+	writeTree(t, root, map[string]string{"curve/curve.go": code})
+	for _, keep := range []bool{false, true} {
+		e := newEnv(t, t.TempDir())
+		rep := e.ingest(t, ingest.Options{Loader: load.New(load.Options{KeepData: keep})}, root)
+		if rep.Written != 1 {
+			t.Fatalf("keep %v: %+v", keep, rep)
+		}
+		var texts []string
+		err := e.coll.Scan(t.Context(), 0, func(docs []*document.Document) error {
+			for _, d := range docs {
+				texts = append(texts, d.Content)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(texts, "\n")
+		left := !strings.Contains(all, "0x0000000000001eef")
+		note := strings.Join(rep.Notes, "\n")
+		if left == keep || !strings.Contains(all, "func Double") || !strings.Contains(all, "func Add") {
+			t.Errorf("keep %v: the table left out %v; chunks %d", keep, left, len(texts))
+		}
+		if strings.Contains(note, "chunks of encoded data") == keep {
+			t.Errorf("keep %v: notes %q", keep, note)
+		}
+		e.s.Close()
 	}
 }

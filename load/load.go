@@ -93,6 +93,11 @@ type Options struct {
 	Untrusted bool
 	// Readers overrides or adds readers by kind.
 	Readers map[Kind]Reader
+	// KeepData reads what is data rather than prose or code (lock files,
+	// minified bundles, generated code, keys, dumps and number tables;
+	// see dataReason), which is otherwise skipped with the reason, and
+	// tells ingestion to keep chunks of encoded data (KeepsData).
+	KeepData bool
 }
 
 // Loader reads files and folders. It is safe for concurrent use. Close it
@@ -100,6 +105,7 @@ type Options struct {
 type Loader struct {
 	maxSize   int64
 	gitignore bool
+	keepData  bool
 	readers   map[Kind]Reader
 	custom    map[Kind]bool // kinds read by a reader from Options.Readers
 	pdf       *PDFReader
@@ -119,7 +125,7 @@ func New(opt Options) *Loader {
 	pdf := &PDFReader{CacheDir: opt.CacheDir, MaxMemory: max(DefaultPDFMemory, 4*maxSize), MaxText: max(DefaultPDFText, 2*maxSize), OCR: opt.OCR,
 		Interruptible: opt.Untrusted,
 		budgetHint:    "raise the file size limit (ingest.max_file_size, --max-file-size): the PDF engine gets four times it"}
-	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, pdf: pdf, readers: map[Kind]Reader{
+	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, keepData: opt.KeepData, pdf: pdf, readers: map[Kind]Reader{
 		KindText:     TextReader{},
 		KindMarkdown: TextReader{},
 		KindCode:     TextReader{},
@@ -157,6 +163,10 @@ func (l *Loader) ReadBytes(ctx context.Context, name string, data []byte) ([]*do
 	}
 	return r.Read(ctx, File{Path: name, Kind: kind, Data: data})
 }
+
+// KeepsData reports whether data files and chunks are kept
+// (Options.KeepData).
+func (l *Loader) KeepsData() bool { return l.keepData }
 
 // OCR reports whether scanned PDF pages are read (Options.OCR).
 func (l *Loader) OCR() bool { return l.pdf.OCR != nil }
@@ -368,6 +378,11 @@ func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, 
 	// hash stays the file's own bytes'.
 	if data, res.Note, err = asUTF8(kind, data); err != nil {
 		return fail(err)
+	}
+	if !l.keepData && kind != KindPDF && kind != KindDOCX {
+		if why := dataReason(filepath.ToSlash(p), kind, data); why != "" {
+			return fail(fmt.Errorf("%w: %s (ingest.keep_data reads it)", ErrSkipped, why))
+		}
 	}
 	docs, err := r.Read(ctx, File{Path: p, Source: src, Kind: kind, Data: data})
 	if err != nil {
