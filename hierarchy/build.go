@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/quarry-rag/quarry/document"
 	"github.com/quarry-rag/quarry/store"
@@ -43,9 +44,27 @@ func folderOf(sourceName string) string {
 // chunkKeywords are a chunk's trigger candidates: the keywords of its
 // heading path and of the symbols its text defines.
 func chunkKeywords(d *document.Document) []string {
-	texts := slices.Clone(d.Provenance.HeadingPath)
+	texts := make([]string, 0, len(d.Provenance.HeadingPath))
+	for _, h := range d.Provenance.HeadingPath {
+		texts = append(texts, symbolName(h))
+	}
 	texts = append(texts, Symbols(d.Content)...)
 	return Keywords(texts, 0)
+}
+
+// symbolName is a heading without the Go keyword of a code chunk's symbol
+// path ("package http", "var ErrBodyNotAllowed …", "const (…"): every Go
+// chunk's path has one, so it would top every node's triggers. Other
+// headings ("Package management") are kept whole.
+func symbolName(h string) string {
+	for _, kw := range []string{"package ", "var ", "const "} {
+		rest, ok := strings.CutPrefix(h, kw)
+		rest = strings.TrimSuffix(rest, " …")
+		if ok && rest != "" && strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) < 0 {
+			return rest
+		}
+	}
+	return h
 }
 
 // rankTriggers orders keywords by how many chunks give them, then by first
