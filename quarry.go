@@ -728,7 +728,8 @@ func (kb *KB) untrustedLoader() *load.Loader {
 }
 
 func (kb *KB) newLoader(untrusted bool) *load.Loader {
-	return load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir(), OCR: kb.ocr, Untrusted: untrusted, KeepData: kb.cfg.Ingest.KeepData})
+	return load.New(load.Options{MaxFileSize: kb.cfg.Ingest.MaxFileSize, CacheDir: kb.CacheDir(), OCR: kb.ocr, Untrusted: untrusted, KeepData: kb.cfg.Ingest.KeepData,
+		SkipFolders: kb.cfg.Ingest.SkipFolders})
 }
 
 // Collection is a collection bound to its knowledge base's embedder and

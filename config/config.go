@@ -229,6 +229,10 @@ type Ingest struct {
 	// hex dumps, number tables), which are otherwise left out with the
 	// reason (load.Options.KeepData).
 	KeepData bool `koanf:"keep_data"`
+	// SkipFolders are the folder names a walk does not descend into below
+	// the folders given (load.DefaultSkipFolders); each one left out is
+	// reported. Empty reads every folder.
+	SkipFolders []string `koanf:"skip_folders"`
 }
 
 // Defaults returns the built-in settings.
@@ -238,7 +242,7 @@ func Defaults() Config {
 		Embedder:   "hash",
 		Chunking:   Chunking{Splitter: "auto", MaxTokens: 512, OverlapTokens: 64},
 		Search:     Search{TopK: 10, Rerank: "off", Calibrate: "auto", CallerConcurrency: 4},
-		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off"},
+		Ingest:     Ingest{BatchSize: 64, MaxFileSize: 50 << 20, OCR: "off", SkipFolders: []string{"node_modules", "__pycache__", "venv", "build", "dist", "vendor"}},
 		Agent:      Agent{Rounds: 4, ToolCalls: 16, Tokens: 24000, Time: "60s"},
 		Graph:      Graph{Database: "neo4j", User: "neo4j", Templates: "cypher"},
 		Azure:      Azure{Fields: []string{}},
@@ -416,7 +420,7 @@ func toMap(c Config) map[string]any {
 		"search.min_relevance": c.Search.MinRelevance, "search.calibrate": c.Search.Calibrate,
 		"search.caller_concurrency": c.Search.CallerConcurrency,
 		"ingest.batch_size":         c.Ingest.BatchSize, "ingest.max_file_size": c.Ingest.MaxFileSize,
-		"ingest.ocr": c.Ingest.OCR, "ingest.keep_data": c.Ingest.KeepData,
+		"ingest.ocr": c.Ingest.OCR, "ingest.keep_data": c.Ingest.KeepData, "ingest.skip_folders": c.Ingest.SkipFolders,
 		"agent.rounds": c.Agent.Rounds, "agent.tool_calls": c.Agent.ToolCalls, "agent.tokens": c.Agent.Tokens,
 		"agent.time": c.Agent.Time,
 		"graph.url":  c.Graph.URL, "graph.database": c.Graph.Database, "graph.user": c.Graph.User,
@@ -525,6 +529,9 @@ ocr = ` + q(c.Ingest.OCR) + `
 # Lock files, minified bundles, generated code ("DO NOT EDIT"), keys and certificates, base64
 # and hex dumps and number tables are left out, each with its reason; true reads them.
 keep_data = ` + strconv.FormatBool(c.Ingest.KeepData) + `
+# Folders not descended into below the folders you ingest (dependencies and build output, by
+# name); each one left out is reported. [] reads them all.
+skip_folders = ` + tomlStrings(c.Ingest.SkipFolders) + `
 
 [agent]
 # Bounds of a question asked with --agent (agent: true in the API and MCP): rounds of
@@ -561,4 +568,13 @@ embedder = ` + q(c.Azure.Embedder) + `
 semantic = ` + q(c.Azure.Semantic) + `
 fields = ` + qs(c.Azure.Fields) + `
 `
+}
+
+// tomlStrings writes a list of strings as a TOML array.
+func tomlStrings(list []string) string {
+	quoted := make([]string, len(list))
+	for i, v := range list {
+		quoted[i] = strconv.Quote(v)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
 }

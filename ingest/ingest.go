@@ -93,7 +93,8 @@ type Options struct {
 // Event reports progress. Its JSON form is one line of `quarry ingest
 // --json`.
 type Event struct {
-	// Event is start, file, skip, error, prune or done.
+	// Event is start, file, skip, error, prune, folder (one left out for
+	// its name, with its Note) or done.
 	Event string `json:"event"`
 	// Path is the file the event is about.
 	Path string `json:"path,omitempty"`
@@ -198,11 +199,12 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		// turning OCR on re-reads every PDF, and only PDFs.
 		r.pdfFingerprint += "\x00ocr"
 	}
-	entries, err := opt.Loader.Select(roots, opt.Select)
+	entries, leftOut, err := opt.Loader.List(roots, opt.Select)
 	if err != nil {
 		return nil, err
 	}
 	r.total = len(entries)
+
 	// The sources' hashes are read under the collection's ingestion lock,
 	// so a run that waited for another sees what that one committed.
 	if lk, ok := opt.Collection.Store().Backend().(store.IngestLocker); ok {
@@ -235,6 +237,15 @@ func Run(ctx context.Context, roots []string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	r.emit(Event{Event: "start"})
+	for _, f := range leftOut {
+		// Not a file's outcome, but never silent: a folder of real
+		// sources can bear such a name (Go's go/build).
+		note := fmt.Sprintf("%s: left out: a folder named %s, taken for dependencies or build output (ingest.skip_folders)", f, filepath.Base(f))
+		r.mu.Lock()
+		r.rep.Notes = append(r.rep.Notes, note)
+		r.mu.Unlock()
+		r.emit(Event{Event: "folder", Path: f, Note: note})
+	}
 	err = r.walk(ctx, entries)
 	if err == nil {
 		// A run stopped while its workers were between files hands back

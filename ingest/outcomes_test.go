@@ -153,3 +153,30 @@ func TestEncodedChunksLeftOut(t *testing.T) {
 		e.s.Close()
 	}
 }
+
+// TestLeftOutFoldersAreReported: a folder left out for its name (build,
+// vendor, node_modules) is named in the report, since a folder of real
+// sources can bear such a name (Go's go/build); with no names to skip it
+// is read.
+func TestLeftOutFoldersAreReported(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"go/build/build.go":       "package build\n\n// Import finds the package named by an import path.\nfunc Import(path string) error { return nil }\n",
+		"web/node_modules/x/a.js": "module.exports = function add(a, b) { return a + b }\n",
+		"README.md":               "# Tools\n\nThe build package finds packages.\n",
+	})
+	for _, skip := range [][]string{nil, {}} {
+		e := newEnv(t, t.TempDir())
+		rep := e.ingest(t, ingest.Options{Loader: load.New(load.Options{SkipFolders: skip})}, root)
+		notes := strings.Join(rep.Notes, "\n")
+		if skip == nil {
+			if rep.Written != 1 || !strings.Contains(notes, filepath.Join("go", "build")+": left out: a folder named build") ||
+				!strings.Contains(notes, "a folder named node_modules") {
+				t.Errorf("default: %d written, notes %q", rep.Written, notes)
+			}
+		} else if rep.Written != 3 || strings.Contains(notes, "left out") {
+			t.Errorf("no folders skipped: %d written, notes %q", rep.Written, notes)
+		}
+		e.s.Close()
+	}
+}

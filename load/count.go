@@ -67,26 +67,35 @@ func (l *Loader) Files(roots []string) ([]Entry, error) {
 
 // Select is Files narrowed by a selection.
 func (l *Loader) Select(roots []string, sel Selection) ([]Entry, error) {
+	out, _, err := l.List(roots, sel)
+	return out, err
+}
+
+// List is Select that also returns the folders left out for their name
+// (Options.SkipFolders), so the caller can say so.
+func (l *Loader) List(roots []string, sel Selection) ([]Entry, []string, error) {
 	include, exclude, err := sel.rules()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	seen := map[string]string{} // source name → path
 	var out []Entry
+	var leftOut []string
 	for _, r := range roots {
-		files, err := l.list(r, include, exclude)
+		files, left, err := l.list(r, include, exclude)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		leftOut = append(leftOut, left...)
 		for _, f := range files {
 			if prev, dup := seen[f.src.Name]; dup {
-				return nil, fmt.Errorf("%s and %s both map to source %q: ingest them from separate roots or collections", prev, f.path, f.src.Name)
+				return nil, nil, fmt.Errorf("%s and %s both map to source %q: ingest them from separate roots or collections", prev, f.path, f.src.Name)
 			}
 			seen[f.src.Name] = f.path
 			out = append(out, Entry{Path: f.path, Source: f.src, at: f.at})
 		}
 	}
-	return out, nil
+	return out, leftOut, nil
 }
 
 // Count returns how many files Walk would read under roots.

@@ -93,6 +93,9 @@ type Options struct {
 	Untrusted bool
 	// Readers overrides or adds readers by kind.
 	Readers map[Kind]Reader
+	// SkipFolders are the folder names a walk does not descend into below
+	// a root; nil means DefaultSkipFolders, empty none.
+	SkipFolders []string
 	// KeepData reads what is data rather than prose or code (lock files,
 	// minified bundles, generated code, keys, dumps and number tables;
 	// see dataReason), which is otherwise skipped with the reason, and
@@ -106,6 +109,7 @@ type Loader struct {
 	maxSize   int64
 	gitignore bool
 	keepData  bool
+	skipDirs  map[string]bool
 	readers   map[Kind]Reader
 	custom    map[Kind]bool // kinds read by a reader from Options.Readers
 	pdf       *PDFReader
@@ -125,7 +129,15 @@ func New(opt Options) *Loader {
 	pdf := &PDFReader{CacheDir: opt.CacheDir, MaxMemory: max(DefaultPDFMemory, 4*maxSize), MaxText: max(DefaultPDFText, 2*maxSize), OCR: opt.OCR,
 		Interruptible: opt.Untrusted,
 		budgetHint:    "raise the file size limit (ingest.max_file_size, --max-file-size): the PDF engine gets four times it"}
-	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, keepData: opt.KeepData, pdf: pdf, readers: map[Kind]Reader{
+	skip := opt.SkipFolders
+	if skip == nil {
+		skip = DefaultSkipFolders
+	}
+	skipDirs := make(map[string]bool, len(skip))
+	for _, n := range skip {
+		skipDirs[n] = true
+	}
+	l := &Loader{maxSize: opt.MaxFileSize, gitignore: !opt.NoGitignore, keepData: opt.KeepData, skipDirs: skipDirs, pdf: pdf, readers: map[Kind]Reader{
 		KindText:     TextReader{},
 		KindMarkdown: TextReader{},
 		KindCode:     TextReader{},
@@ -210,10 +222,10 @@ var ErrSkipped = errors.New("skipped")
 // else a reader returns means the file could not be parsed.
 var ErrNoText = errors.New("no text")
 
-// skipDirs are never descended into below a root (SEMANTICS §6).
-var skipDirs = map[string]bool{
-	"node_modules": true, "__pycache__": true, "venv": true, "build": true, "dist": true, "vendor": true,
-}
+// DefaultSkipFolders are the folders a walk does not descend into below a
+// root (SEMANTICS §6): dependencies and build output, by their names.
+// Options.SkipFolders replaces them; each one left out is reported.
+var DefaultSkipFolders = []string{"node_modules", "__pycache__", "venv", "build", "dist", "vendor"}
 
 // Walk reads every file under the roots (files or directories) and calls fn
 // with each result in a stable order: roots in order, then paths sorted. An
@@ -252,28 +264,30 @@ type listed struct {
 // link is resolved once, here; the walk and the reads go through its
 // target, and links met during the walk keep the rules of any folder.
 // Paths and source names stay those of the root as written.
-func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, error) {
+//
+// leftOut are the folders below root left out for their name
+// (Options.SkipFolders), as paths under root as written.
+func (l *Loader) list(root string, include, exclude []ignoreRule) (out []listed, leftOut []string, err error) {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", root, err)
+		return nil, nil, fmt.Errorf("read %s: %w", root, err)
 	}
 	st, err := os.Stat(realRoot)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", root, err)
+		return nil, nil, fmt.Errorf("read %s: %w", root, err)
 	}
 	if !st.IsDir() {
 		name := filepath.ToSlash(filepath.Clean(root))
 		return []listed{{path: root, src: document.Source{Type: SourceTypeOf(name), Name: name},
-			at: opener{real: realRoot, listed: st}}}, nil
+			at: opener{real: realRoot, listed: st}}}, nil, nil
 	}
 	// Files are opened through the root as it was when listed: a link
 	// swapped in later, at any depth, cannot lead a read outside it.
 	dir, err := os.OpenRoot(realRoot)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", root, err)
+		return nil, nil, fmt.Errorf("read %s: %w", root, err)
 	}
 	var rules []ignoreRule
-	var out []listed
 	// The walk starts at the resolved folder: WalkDir does not descend
 	// into a root that is itself a link.
 	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
@@ -293,7 +307,11 @@ func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, err
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if strings.HasPrefix(name, ".") || skipDirs[name] || (l.gitignore && ignored(rules, rel, true)) || ignored(exclude, rel, true) {
+			if strings.HasPrefix(name, ".") || (l.gitignore && ignored(rules, rel, true)) || ignored(exclude, rel, true) {
+				return filepath.SkipDir
+			}
+			if l.skipDirs[name] {
+				leftOut = append(leftOut, filepath.Join(root, osRel))
 				return filepath.SkipDir
 			}
 			if l.gitignore {
@@ -320,10 +338,10 @@ func (l *Loader) list(root string, include, exclude []ignoreRule) ([]listed, err
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("walk %s: %w", root, err)
+		return nil, nil, fmt.Errorf("walk %s: %w", root, err)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].src.Name < out[j].src.Name })
-	return out, nil
+	return out, leftOut, nil
 }
 
 func (l *Loader) readIgnore(dir, rel string) []ignoreRule {
