@@ -381,9 +381,16 @@ func noTextReason(inst pdfium.Pdfium, doc references.FPDF_DOCUMENT, pages int) e
 		}
 	}
 	if images > 0 {
-		return fmt.Errorf("pdf: %w: %d of %d page(s) are images without a text layer (a scan): it needs OCR first: %s", ErrNoText, images, pages, ocrAdvice())
+		are := "are images"
+		if images == 1 {
+			are = "is an image"
+		}
+		return fmt.Errorf("pdf: %w: %d of %s %s without a text layer (a scan): it needs OCR first: %s", ErrNoText, images, pagesOf(pages), are, ocrAdvice())
 	}
-	return fmt.Errorf("pdf: %w: its %d page(s) hold no text and no images (an empty document, or content in a form PDFium cannot decode)", ErrNoText, pages)
+	if pages == 1 {
+		return fmt.Errorf("pdf: %w: its one page holds no text and no images (an empty document, or content in a form PDFium cannot decode)", ErrNoText)
+	}
+	return fmt.Errorf("pdf: %w: its %d pages hold no text and no images (an empty document, or content in a form PDFium cannot decode)", ErrNoText, pages)
 }
 
 // ocrAdvice says how to turn OCR on, and whether tesseract is installed.
@@ -552,4 +559,12 @@ func cleanPDFText(s string) string {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+// pagesOf is "1 page" or "n pages".
+func pagesOf(n int) string {
+	if n == 1 {
+		return "1 page"
+	}
+	return fmt.Sprintf("%d pages", n)
 }

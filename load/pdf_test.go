@@ -205,7 +205,7 @@ func TestPDFErrors(t *testing.T) {
 		{"encrypted", makePDF([]string{"Secret text."}, true), "encrypted", true},
 		{"garbage", []byte("%PDF-1.7\nthis is not a PDF at all\n"), "corrupt", false},
 		{"truncated", good[:len(good)/3], "", false},
-		{"empty page", makePDF([]string{""}, false), "hold no text and no images", true},
+		{"empty page", makePDF([]string{""}, false), "its one page holds no text and no images", true},
 		{"scan", imagePDF(), "a scan): it needs OCR", true},
 	}
 	for _, tt := range tests {

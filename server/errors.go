@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -148,4 +151,31 @@ func statusOf(c quarry.Code) int {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
+}
+
+// routeMethods are the methods the API's routes use.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// noRoute answers what no API route takes under /v1/ with a problem, not
+// the web UI's page: 405 naming the methods the path has (Allow) when it
+// has some, else 404. mux is asked which methods reach another route.
+func noRoute(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range routeMethods {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := mux.Handler(probe); pattern != "" && pattern != m+" /v1/" {
+				allow = append(allow, m)
+			}
+		}
+		e := apiError(http.StatusNotFound, CodeNotFound, "no such API path: see /openapi for the routes")
+		if len(allow) > 0 {
+			e = apiError(http.StatusMethodNotAllowed, CodeMethod, fmt.Sprintf("%s is not a method of %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+		}
+		w.Header().Set("Content-Type", problemJSON)
+		w.WriteHeader(e.Status)
+		_ = json.NewEncoder(w).Encode(e)
+	})
 }

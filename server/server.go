@@ -194,6 +194,9 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /readyz", s.ready)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.Handle("GET /", ui.Handler())
+	for _, m := range routeMethods {
+		mux.Handle(m+" /v1/", noRoute(mux))
+	}
 	s.handler = s.middleware(mux)
 	return s, nil
 }
