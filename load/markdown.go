@@ -3,6 +3,8 @@ package load
 import (
 	"regexp"
 	"strings"
+
+	"github.com/quarry-rag/quarry/split"
 )
 
 // linkDefinition is a Markdown link reference definition line:
@@ -11,11 +13,12 @@ var linkDefinition = regexp.MustCompile(`^ {0,3}\[[^\]]+\]:[ \t]*\S`)
 
 // stripMarkdownMarkup blanks what a Markdown file holds for its renderer,
 // not its readers: HTML comments (<!-- ignore -->, editors' notes that
-// can look like headings) and link reference definitions. Code blocks are
-// left alone. Each blanked line keeps its newline, so chunks keep the
+// can look like headings), link reference definitions and inline HTML
+// tags (<span class="filename">, whose text stays). Code blocks and code
+// spans are left alone. Each blanked line keeps its newline, so chunks keep the
 // source's line numbers for citations.
 func stripMarkdownMarkup(text string) string {
-	if !strings.Contains(text, "<!--") && !strings.Contains(text, "]:") {
+	if !strings.Contains(text, "<") && !strings.Contains(text, "]:") {
 		return text
 	}
 	lines := strings.SplitAfter(text, "\n")
@@ -42,8 +45,10 @@ func stripMarkdownMarkup(text string) string {
 			fence = trimmed[:3]
 		case linkDefinition.MatchString(body):
 			body = ""
+		case strings.HasPrefix(body, "\t") || strings.HasPrefix(body, "    "):
+			body = stripComments(body, &inComment) // perhaps indented code: its tags stay
 		default:
-			body = stripComments(body, &inComment)
+			body = split.StripHTMLTags(stripComments(body, &inComment))
 		}
 		b.WriteString(body)
 		if nl {

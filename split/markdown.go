@@ -1,6 +1,8 @@
 package split
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/quarry-rag/quarry/document"
@@ -56,6 +58,7 @@ func (m *Markdown) pieces(text string) ([]piece, error) {
 	var out []piece
 	secs := sections(text)
 	pending := -1 // start of tiny sections waiting to join the next one
+	var pendingPaths [][]string
 	for n, sec := range secs {
 		if strings.TrimSpace(text[sec.start:sec.end]) == "" {
 			continue
@@ -64,10 +67,13 @@ func (m *Markdown) pieces(text string) ([]piece, error) {
 			if pending < 0 {
 				pending = sec.start
 			}
+			pendingPaths = append(pendingPaths, sec.headings)
 			continue
 		}
 		if pending >= 0 {
 			sec.start, pending = pending, -1
+			sec.headings = mergedPath(append(pendingPaths, sec.headings))
+			pendingPaths = nil
 		}
 		ps, err := m.rec.pieces(text, sec.start, sec.end)
 		if err != nil {
@@ -129,7 +135,7 @@ func sections(text string) []section {
 		for len(stack) > 0 && stack[len(stack)-1].level >= level {
 			stack = stack[:len(stack)-1]
 		}
-		stack = append(stack, heading{level, title})
+		stack = append(stack, heading{level, PlainHeading(title)})
 		path := make([]string, len(stack))
 		for i, h := range stack {
 			path[i] = h.title
@@ -308,4 +314,86 @@ func closesFence(line, fence string) bool {
 	}
 	s = strings.TrimRight(s, " \t")
 	return len(s) >= len(fence) && strings.Trim(s, fence[:1]) == ""
+}
+
+// mergedPath is the heading path of a chunk that holds several sections
+// (tiny ones joined to the next): their common parent, then each
+// section's own heading, joined with " · ", so the path names every
+// section the chunk holds ("Install › Port · Host").
+func mergedPath(paths [][]string) []string {
+	common := paths[0]
+	for _, p := range paths[1:] {
+		n := 0
+		for n < len(common) && n < len(p) && common[n] == p[n] {
+			n++
+		}
+		common = common[:n]
+	}
+	var names []string
+	for _, p := range paths {
+		if len(p) > len(common) {
+			if name := p[len(p)-1]; !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	out := slices.Clone(common)
+	if len(names) > 0 {
+		out = append(out, strings.Join(names, " · "))
+	}
+	return out
+}
+
+var (
+	// inlineLink is [text](target) or ![alt](src); the text stays.
+	inlineLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	// htmlTag is an HTML tag, opening or closing, of an element Markdown
+	// writers use; other text in angle brackets (a < b > c, <T>) is kept.
+	htmlTag = regexp.MustCompile(`(?i)</?(?:a|abbr|b|big|blockquote|br|center|cite|code|dd|del|details|div|dl|dt|em|figcaption|figure|font|h[1-6]|hr|i|img|ins|kbd|li|mark|ol|p|picture|pre|q|s|samp|section|small|source|span|strike|strong|sub|summary|sup|table|tbody|td|tfoot|th|thead|tr|tt|u|ul|var|video)(?:\s[^<>]*)?/?>`)
+	// emphasis is a run of * or _ that opens or closes emphasis: at a
+	// word's edge, not inside a word (snake_case keeps its underscores).
+	emphasis = regexp.MustCompile(`(^|[\s(])[*_]+|[*_]+($|[\s).,:;!?])`)
+	// escaped is a backslash escape of ASCII punctuation (CommonMark).
+	escaped = regexp.MustCompile("\\\\([!-/:-@\\[-`{-~])")
+)
+
+// PlainHeading is a Markdown heading's text as a reader sees it: links
+// and images as their text, inline HTML tags, emphasis markers and code
+// backticks dropped, backslash escapes resolved ("\\#" is "#").
+func PlainHeading(title string) string {
+	if !strings.ContainsAny(title, "[<*_`\\") {
+		return title
+	}
+	// An escaped character is set aside first (as a private-use
+	// character) so the markup rules below leave it be.
+	t := escaped.ReplaceAllStringFunc(title, func(m string) string { return string(rune(0xE000) + rune(m[1])) })
+	t = inlineLink.ReplaceAllString(t, "$1")
+	t = htmlTag.ReplaceAllString(t, "")
+	t = strings.ReplaceAll(t, "`", "")
+	t = emphasis.ReplaceAllString(t, "$1$2")
+	t = strings.Map(func(r rune) rune {
+		if r >= 0xE000 && r < 0xE080 {
+			return r - 0xE000
+		}
+		return r
+	}, t)
+	return strings.Join(strings.Fields(t), " ")
+}
+
+// StripHTMLTags drops the HTML tags of the elements Markdown writers use
+// inline (<span class="filename">, <kbd>, <br>) from a line of Markdown,
+// keeping their text, outside `code spans`. Its result is what a reader
+// of the rendered page sees there.
+func StripHTMLTags(line string) string {
+	if !strings.Contains(line, "<") {
+		return line
+	}
+	parts := strings.Split(line, "`")
+	for i := 0; i < len(parts); i += 2 { // even parts are outside code spans
+		if i+1 == len(parts) && i > 0 && len(parts)%2 == 0 {
+			break // an unclosed backtick: the rest is as written
+		}
+		parts[i] = htmlTag.ReplaceAllString(parts[i], "")
+	}
+	return strings.Join(parts, "`")
 }

@@ -61,7 +61,7 @@ func TestMarkdownHeadingPaths(t *testing.T) {
 		{[]string{"Install", "From source", "Requirements"}, "### Requirements", 14, 16},
 		// "## Tiny" is under 20 characters: it starts the next chunk, so
 		// its text stays searchable.
-		{[]string{"Use"}, "## Tiny\n\n# Use\n\n```sh\n# not a heading", 18, 25},
+		{[]string{"Tiny · Use"}, "## Tiny\n\n# Use\n\n```sh\n# not a heading", 18, 25}, // a merged chunk names both sections
 		{[]string{"Use", "Setext title"}, "Setext title\n---", 27, 30},
 	}
 	if len(chunks) != len(wants) {
@@ -199,6 +199,42 @@ func TestMarkdownShortSectionsKept(t *testing.T) {
 			if !strings.Contains(all, w) {
 				t.Errorf("%q: %q lost from %q", tc.text, w, contents(chunks))
 			}
+		}
+	}
+}
+
+// TestPlainHeadings: heading paths are the text a reader sees, without
+// Markdown's syntax: escapes resolved, emphasis, code and link markup and
+// inline HTML dropped, identifiers' underscores kept.
+func TestPlainHeadings(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`\#[derive] and *Option*`, "#[derive] and Option"},
+		{"**Bold** `code` [a link](x.html) ![logo](l.png)", "Bold code a link logo"},
+		{"snake_case_name and __init__ stay", "snake_case_name and init stay"},
+		{`<span class="filename">Filename: src/main.rs</span>`, "Filename: src/main.rs"},
+		{`The \*star\* escape`, "The *star* escape"},
+		{"Vec<T> and a < b", "Vec<T> and a < b"},
+		{"Plain", "Plain"},
+	}
+	for _, tt := range tests {
+		if got := split.PlainHeading(tt.in); got != tt.want {
+			t.Errorf("PlainHeading(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestStripHTMLTags: inline HTML in Markdown keeps its text, code spans
+// keep their tags, and angle brackets that are not HTML stay.
+func TestStripHTMLTags(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`<span class="filename">Filename: src/main.rs</span>`, "Filename: src/main.rs"},
+		{"Press <kbd>Ctrl</kbd>+<kbd>C</kbd> to stop.<br>", "Press Ctrl+C to stop."},
+		{"Write `<span>` for a span.", "Write `<span>` for a span."},
+		{"Use Vec<T> when a < b and c > d.", "Use Vec<T> when a < b and c > d."},
+	}
+	for _, tt := range tests {
+		if got := split.StripHTMLTags(tt.in); got != tt.want {
+			t.Errorf("StripHTMLTags(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
