@@ -811,7 +811,9 @@ const encodedChunk = 0.8
 
 // pipelineVersion changes when reading or splitting changes in a way that
 // should re-ingest every source. 2: code chunks are held to the token
-// budget and carry their symbol path; legacy encodings are converted.
+// budget and carry their symbol path; Markdown headings are plain text and
+// inline HTML is dropped; legacy encodings are converted; encoded data is
+// left out.
 const pipelineVersion = 2
 
 func metaPairs(m map[string]any) []string {
