@@ -3,6 +3,8 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,4 +184,21 @@ func TestIngestIncludeExclude(t *testing.T) {
 	if code, _, errOut := run(t, "", "ingest", docs, "--kb", kb, "--include", "# nothing"); code != 2 || !strings.Contains(errOut, "matches nothing") {
 		t.Errorf("a pattern that matches nothing: %d %q", code, errOut)
 	}
+}
+
+// searchHits are the results of `quarry search --json`, whose output is
+// the HTTP API's search body.
+func searchHits(out string) ([]map[string]any, error) {
+	var body struct {
+		Collection string           `json:"collection"`
+		Mode       string           `json:"mode"`
+		Results    []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &body); err != nil {
+		return nil, err
+	}
+	if body.Collection == "" || body.Mode == "" {
+		return nil, fmt.Errorf("no collection or mode in %s", out)
+	}
+	return body.Results, nil
 }

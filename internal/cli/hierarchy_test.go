@@ -91,13 +91,13 @@ func TestHierarchyFromIngestion(t *testing.T) {
 	// A query equal to a trigger returns that node's chunks first; the
 	// plain search prefers the shop's page.
 	code, out, _ = run(t, "", "search", "gift", "--kb", kb, "--json", "-k", "3")
-	var hits []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || hits[0]["source"] != "api/faq.md" {
+	hits, err := searchHits(out)
+	if code != 0 || err != nil || hits[0]["source"] != "api/faq.md" {
 		t.Fatalf("plain search: %d %s", code, out)
 	}
 	code, out, _ = run(t, "", "search", "gift", "--kb", kb, "--json", "-k", "3", "--mode", "auto")
-	hits = nil
-	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) != 3 {
+	hits, err = searchHits(out)
+	if code != 0 || err != nil || len(hits) != 3 {
 		t.Fatalf("auto search: %d %s", code, out)
 	}
 	if hits[0]["source"] != "guides/billing/refunds.md" || hits[1]["source"] != "guides/billing/refunds.md" || hits[2]["source"] != "api/faq.md" {

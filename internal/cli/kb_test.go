@@ -76,8 +76,8 @@ func TestIngestSearchStatusDelete(t *testing.T) {
 		t.Errorf("search: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = run(t, "", "search", "shipping", "--kb", kb, "--json", "--mode", "hybrid", "--explain", "--filter", "sourceName = 'policies/shipping.md'")
-	var hits []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) == 0 || hits[0]["source"] != "policies/shipping.md" || hits[0]["explain"] == nil {
+	hits, err := searchHits(out)
+	if code != 0 || err != nil || len(hits) == 0 || hits[0]["source"] != "policies/shipping.md" || hits[0]["explain"] == nil {
 		t.Errorf("json hybrid search: %d %q", code, out)
 	}
 	if md, _ := hits[0]["metadata"].(map[string]any); md["team"] != "support" || md["tier"] != float64(2) {

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,8 +39,8 @@ func TestIngestOCR(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("search: %d %s", code, errOut)
 	}
-	var hits []map[string]any
-	if err := json.Unmarshal([]byte(out), &hits); err != nil || len(hits) == 0 {
+	hits, err := searchHits(out)
+	if err != nil || len(hits) == 0 {
 		t.Fatalf("search: %v %s", err, out)
 	}
 	if hits[0]["source"] != "scan.pdf" || hits[0]["page"] != float64(1) || !strings.Contains(strings.ToLower(hits[0]["text"].(string)), "refunds are paid within fourteen days") {

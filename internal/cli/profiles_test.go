@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,8 +39,8 @@ func TestProfiles(t *testing.T) {
 		t.Fatalf("search without a profile: %d %s", code, out)
 	}
 	code, out, errOut = run(t, "", "search", "refunds", "--kb", kb, "--profile", "public", "--json")
-	var hits []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) != 1 || hits[0]["source"] != "public/refunds.md" {
+	hits, err := searchHits(out)
+	if code != 0 || err != nil || len(hits) != 1 || hits[0]["source"] != "public/refunds.md" {
 		t.Errorf("search --profile public: %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "", "ask", "When are refunds paid?", "--kb", kb, "--profile", "public", "--json")

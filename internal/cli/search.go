@@ -53,7 +53,7 @@ query's words highlighted. --filter takes any filter syntax (see quarry filter -
 				return cliErr(err)
 			}
 			if asJSON {
-				return writeJSON(stdio, res.Results)
+				return writeJSON(stdio, res) // the HTTP API's body, field for field
 			}
 			if explain {
 				line := "mode " + res.Mode
