@@ -213,7 +213,7 @@ func TestParity(t *testing.T) {
 					body["filter"] = filt
 				}
 				for surface, raw := range map[string][]byte{
-					"command line": cliRun(t, args...),
+					"command line": field(t, cliRun(t, args...), "results"),
 					"HTTP":         field(t, s.post(t, "/v1/collections/default/search", body), "results"),
 					"MCP":          field(t, s.tool(t, mcp.ToolSearch, body), "results"),
 				} {

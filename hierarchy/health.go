@@ -17,10 +17,11 @@ import (
 )
 
 // TinyChunk is the length, in characters after trimming, below which a
-// chunk is tiny (SEMANTICS §3 and §6). The audit counts every tiny chunk,
-// as SEMANTICS §6 says; Fix deletes only those without a letter or digit,
-// because a short section such as "Use 8080." is something a person wrote,
-// which the splitters keep and a repair must not drop.
+// chunk is tiny (SEMANTICS §3 and §6). The audit counts every tiny chunk:
+// those without a letter or digit as serious (Fix deletes them), the
+// others as a warning, because a short section such as "Use 8080." or a
+// small file is something a person wrote, which the splitters keep and a
+// repair must not drop, and which every real corpus holds.
 const TinyChunk = 20
 
 // Markup thresholds: a chunk of at least MarkupMinChars non-space
@@ -40,7 +41,8 @@ const (
 // Checks the audit runs.
 const (
 	CheckBrokenParent    = "broken_parent"
-	CheckTinyChunks      = "tiny_or_empty_chunks"
+	CheckTinyChunks      = "tiny_or_empty_chunks" // without a letter or digit: serious
+	CheckShortChunks     = "short_chunks"         // under TinyChunk, with words: a warning
 	CheckMarkup          = "markup_chunks"
 	CheckDuplicateNames  = "duplicate_node_names"
 	CheckEmbeddingModel  = "embedding_model"
@@ -175,7 +177,12 @@ func (h *Hierarchy) Audit(ctx context.Context, opt AuditOptions) (*Report, error
 	// Chunks.
 	cfg := h.coll.Config()
 	tiny := Finding{Check: CheckTinyChunks, Severity: Serious, Fixable: true,
-		Advice: "--fix deletes those without a letter or digit; short text is kept (a person wrote it): give its section more text, or join it to a neighbour, in the source"}
+		Advice: "--fix deletes them: a chunk without a letter or digit answers nothing"}
+	// Short text with words is something a person wrote — a small file, a
+	// short section or object — and every real corpus has some: a
+	// warning to know of, not a fault to fix.
+	short := Finding{Check: CheckShortChunks, Severity: Warning,
+		Advice: "kept (a person wrote them): give such a section more text, or join it to a neighbour, in the source"}
 	markup := Finding{Check: CheckMarkup, Severity: Warning, Advice: "mostly markup, numbers or path data: leave such files out (--exclude) or check how their format is read"}
 	noSrc := Finding{Check: CheckNoSource, Severity: Warning, Advice: "re-add them with a source name so answers can cite them"}
 	model := Finding{Check: CheckEmbeddingModel, Severity: Serious}
@@ -191,11 +198,13 @@ func (h *Hierarchy) Audit(ctx context.Context, opt AuditOptions) (*Report, error
 			rep.Chunks++
 			stored[d.ID] = true
 			if text := strings.TrimSpace(d.Content); utf8.RuneCountInString(text) < TinyChunk {
-				tiny.Count++
-				tiny.Items = append(tiny.Items, fmt.Sprintf("%s (%s: %q)", d.ID, d.SourceName, text))
+				f := &short
 				if !hasWord(text) {
+					f = &tiny
 					tiny.ids = append(tiny.ids, d.ID)
 				}
+				f.Count++
+				f.Items = append(f.Items, fmt.Sprintf("%s (%s: %q)", d.ID, d.SourceName, text))
 			}
 			if mostlyMarkup(d.Content) {
 				markup.Count++
@@ -253,7 +262,7 @@ func (h *Hierarchy) Audit(ctx context.Context, opt AuditOptions) (*Report, error
 			}
 		}
 	}
-	for _, f := range []Finding{broken, tiny, dups, model, orphans, noSrc, noTrig, missing, stale, unattached, dangling, markup} {
+	for _, f := range []Finding{broken, tiny, dups, model, orphans, noSrc, noTrig, missing, stale, unattached, dangling, markup, short} {
 		rep.add(f)
 	}
 	rep.OK = rep.Serious == 0

@@ -169,7 +169,11 @@ func TestHealthKeepsShortTextAndFlagsMarkup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := rep.Finding(hierarchy.CheckTinyChunks); f == nil || f.Count != 1 {
+	// "Use 8080." is short text a person wrote: a warning, not serious.
+	if f := rep.Finding(hierarchy.CheckShortChunks); f == nil || f.Count != 1 || f.Severity != hierarchy.Warning {
+		t.Errorf("short: %+v", f)
+	}
+	if f := rep.Finding(hierarchy.CheckTinyChunks); f != nil {
 		t.Errorf("tiny: %+v", f)
 	}
 	if f := rep.Finding(hierarchy.CheckMarkup); f == nil || f.Count != 1 || !strings.Contains(f.Items[0], "icon.md") {

@@ -148,13 +148,49 @@ func (c *Code) pieces(text string, isGo bool) ([]piece, error) {
 func joinTiny(text string, rs []piece, within func(string) bool) []piece {
 	fits := func(start, end int) bool { return within == nil || within(text[start:end]) }
 	var merged []piece
+	// settle places a tiny piece that cannot join the next one: into the
+	// previous one when it fits, else with the previous piece's last lines
+	// moved over to it (a closing brace takes the statement before it),
+	// else alone.
+	settle := func(t piece) {
+		n := len(merged)
+		if n == 0 {
+			merged = append(merged, t)
+			return
+		}
+		prev := &merged[n-1]
+		if fits(prev.start, t.end) {
+			prev.end = t.end
+			return
+		}
+		b := prev.end
+		for range 8 {
+			i := strings.LastIndexByte(text[prev.start:b], '\n')
+			if i <= 0 {
+				break
+			}
+			b = prev.start + i
+			head, ok1 := trimmed(text, prev.start, b)
+			tail, ok2 := trimmed(text, b, t.end)
+			if !ok1 || !ok2 || tinyPiece(text[head.start:head.end]) || !fits(tail.start, tail.end) {
+				break
+			}
+			if !tinyPiece(text[tail.start:tail.end]) {
+				prev.end = head.end
+				tail.headings = prev.headings
+				merged = append(merged, tail)
+				return
+			}
+		}
+		merged = append(merged, t)
+	}
 	carry := -1 // index in rs of a tiny piece waiting for the next one
 	for i, p := range rs {
 		if carry >= 0 {
 			if fits(rs[carry].start, p.end) {
 				p.start, p.headings = rs[carry].start, rs[carry].headings
 			} else {
-				merged = append(merged, rs[carry])
+				settle(rs[carry])
 			}
 			carry = -1
 		}
@@ -163,10 +199,8 @@ func joinTiny(text string, rs []piece, within func(string) bool) []piece {
 				carry = i
 				continue
 			}
-			if n := len(merged); n > 0 && fits(merged[n-1].start, p.end) {
-				merged[n-1].end = p.end
-				continue
-			}
+			settle(p)
+			continue
 		}
 		merged = append(merged, p)
 	}

@@ -281,3 +281,34 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// TestCodeNoTinyTails: when a declaration is cut for the budget, a tail
+// too small to stand alone (a closing brace) that its neighbour has no
+// room for takes the statements before it instead, so no chunk is tiny or
+// without a word, and every chunk stays within the budget.
+func TestCodeNoTinyTails(t *testing.T) {
+	var tok split.Tokenizer
+	for budget := 30; budget <= 60; budget += 3 {
+		c, err := split.NewCode(split.CodeConfig{MaxTokens: budget, Tokenizer: &tok})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		b.WriteString("package p\n\n// Step adds one, many times.\nfunc Step(x int) int {\n\tfor i := 0; i < 3; i++ {\n")
+		for i := range 24 {
+			fmt.Fprintf(&b, "\t\tx = x + %d\n", i)
+		}
+		b.WriteString("\t}\n\treturn x\n}\n")
+		chunks, err := c.Split(fileDoc("p/step.go", b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ch := range chunks {
+			n, _ := tok.Count(ch.Content)
+			hasWord := strings.ContainsFunc(ch.Content, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) })
+			if n > budget || !hasWord || len([]rune(strings.TrimSpace(ch.Content))) < 20 {
+				t.Errorf("budget %d, chunk %d: %d tokens: %q", budget, i, n, ch.Content)
+			}
+		}
+	}
+}
