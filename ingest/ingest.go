@@ -617,15 +617,15 @@ func (r *run) handle(ctx context.Context, p prepared) error {
 		r.emit(Event{Event: "skip", Path: p.res.Path})
 		return nil
 	}
+	note := ""
 	if len(p.chunks) == 0 {
 		// Read, but empty (or only white space): counted as a file
-		// without text, not as written. It keeps its hash and no chunks,
-		// so it is not read again.
+		// without text, not as written, and named like the others. It
+		// keeps its hash and no chunks, so it is not read again.
 		r.rep.NoText++
-		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("%s: %s: the file is empty", p.res.Path, load.ErrNoText))
-	}
-	note := ""
-	if p.res.Note != "" {
+		note = fmt.Sprintf("%s: %s: the file is empty", p.res.Path, load.ErrNoText)
+		r.rep.Notes = append(r.rep.Notes, note)
+	} else if p.res.Note != "" {
 		note = p.res.Path + ": " + p.res.Note
 		r.rep.Notes = append(r.rep.Notes, note)
 	}

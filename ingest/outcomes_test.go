@@ -180,3 +180,22 @@ func TestLeftOutFoldersAreReported(t *testing.T) {
 		e.s.Close()
 	}
 }
+
+// TestEmptyFilesAreNamed: an empty file's outcome (without text) reaches
+// the run's events with its name, as every other notice does, so the
+// command line prints it; it used to be counted and never named.
+func TestEmptyFilesAreNamed(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"guide.md": "# Guide\n\nRun the installer.\n", "notes/empty.txt": ""})
+	var named []string
+	e := newEnv(t, t.TempDir())
+	defer e.s.Close()
+	rep := e.ingest(t, ingest.Options{Progress: func(ev ingest.Event) {
+		if ev.Note != "" {
+			named = append(named, ev.Note)
+		}
+	}}, root)
+	if rep.NoText != 1 || len(named) != 1 || !strings.Contains(named[0], filepath.Join("notes", "empty.txt")+": no text: the file is empty") {
+		t.Errorf("no text %d, notes in events %q", rep.NoText, named)
+	}
+}
