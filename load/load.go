@@ -467,7 +467,10 @@ var codeExts = []string{".go", ".py", ".pyi", ".rs", ".js", ".mjs", ".cjs", ".js
 func Sniff(p string, data []byte) (Kind, error) {
 	ext := strings.ToLower(path.Ext(filepath.ToSlash(p)))
 	switch {
-	case bytes.HasPrefix(data, []byte("%PDF-")):
+	case bytes.HasPrefix(data, []byte("%PDF-")),
+		ext == ".pdf" && bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")):
+		// Readers (PDFium among them) take a header anywhere in the first
+		// 1,024 bytes: mail and download tools leave junk before it.
 		return KindPDF, nil
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
 		if ext == ".docx" || bytes.Contains(data[:min(len(data), 4096)], []byte("word/")) {

@@ -330,3 +330,18 @@ func TestPDFStopsBetweenPages(t *testing.T) {
 		t.Error("an interruptible read with a done context succeeded")
 	}
 }
+
+// TestPDFWithJunkBeforeTheHeader: a PDF whose %PDF- header comes after a
+// few bytes of junk (a mail or download tool's) is read, as other
+// readers read it, not refused as "not a PDF".
+func TestPDFWithJunkBeforeTheHeader(t *testing.T) {
+	data := append([]byte("Content-Type: application/pdf\r\n\r\n"), makePDF([]string{"The marker word zanzibarite sits on the only page."}, false)...)
+	kind, err := Sniff("mailed.pdf", data)
+	if err != nil || kind != KindPDF {
+		t.Fatalf("Sniff = %q, %v", kind, err)
+	}
+	docs, err := sharedPDF().Read(context.Background(), File{Path: "mailed.pdf", Data: data})
+	if err != nil || len(docs) != 1 || !strings.Contains(docs[0].Content, "zanzibarite") {
+		t.Fatalf("read: %v, %d documents", err, len(docs))
+	}
+}
