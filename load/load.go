@@ -173,7 +173,11 @@ func (l *Loader) ReadBytes(ctx context.Context, name string, data []byte) ([]*do
 	if data, _, err = asUTF8(kind, data); err != nil {
 		return nil, err
 	}
-	return r.Read(ctx, File{Path: name, Kind: kind, Data: data})
+	docs, err := r.Read(ctx, File{Path: name, Kind: kind, Data: data})
+	if errors.Is(err, ErrPartial) && len(docs) > 0 {
+		return docs, nil // what could be read; the rest is the reader's note
+	}
+	return docs, err
 }
 
 // KeepsData reports whether data files and chunks are kept
@@ -215,6 +219,12 @@ func (e *FileError) Unwrap() error { return e.Err }
 // ErrSkipped marks files that were deliberately not read (too large, an
 // image, an unknown binary format): a notice, not a failure.
 var ErrSkipped = errors.New("skipped")
+
+// ErrPartial marks a file read in part: the documents a reader returns
+// with it are what it could read, and its message names the rest (a PDF's
+// pages that could not be read). The file is written, with the message as
+// its note.
+var ErrPartial = errors.New("read in part")
 
 // ErrNoText marks files that were read but hold no text to index (empty,
 // a scan without a text layer, encrypted), with the reason: a notice that
@@ -403,6 +413,10 @@ func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, 
 		}
 	}
 	docs, err := r.Read(ctx, File{Path: p, Source: src, Kind: kind, Data: data})
+	if errors.Is(err, ErrPartial) && len(docs) > 0 {
+		res.Note = strings.TrimPrefix(res.Note+"; "+err.Error(), "; ")
+		err = nil
+	}
 	if err != nil {
 		return fail(err)
 	}

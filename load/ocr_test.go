@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -131,7 +132,8 @@ func TestOCRPages(t *testing.T) {
 		{"scan", scanPDF([]*image.Gray{scan, scan}, ""), &fakeOCR{text: "Recognized words."}, []int{1, 2}, "", 2},
 		{"mixed pages", mixed, &fakeOCR{text: "Recognized words."}, []int{1, 2, 3}, "", 1},
 		{"text pages are not OCRed", makePDF([]string{"Typed words."}, false), &fakeOCR{text: "never"}, []int{1}, "", 0},
-		{"a page OCR fails on", mixed, &fakeOCR{err: errors.New("engine broke")}, nil, "page 2: engine broke", 1},
+		// One bad page loses that page, not the document.
+		{"a page OCR fails on", mixed, &fakeOCR{err: errors.New("engine broke")}, []int{1, 3}, "page 2: engine broke", 1},
 		{"OCR on without tesseract", scanPDF([]*image.Gray{scan}, ""), nil, nil, "tesseract", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,9 +148,13 @@ func TestOCRPages(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one saying %q", err, tc.err)
 				}
-				return
-			}
-			if err != nil {
+				if tc.pages == nil {
+					return
+				}
+				if !errors.Is(err, ErrPartial) {
+					t.Fatalf("error %v, want ErrPartial with the pages read", err)
+				}
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			var pages []int
@@ -286,4 +292,25 @@ func wordAccuracy(ref, got string) float64 {
 		prev, cur = cur, prev
 	}
 	return float64(prev[len(b)]) / float64(len(a))
+}
+
+// TestPartPagesAreWritten: a PDF one of whose pages cannot be read (here
+// OCR fails on it) is written with the pages that could, and the file's
+// note names the page that could not.
+func TestPartPagesAreWritten(t *testing.T) {
+	scan := renderGray(t, makePDF([]string{"Scanned words."}, false), 100)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mixed.pdf"), scanPDF([]*image.Gray{nil, scan, nil}, "Typed words."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := New(Options{CacheDir: sharedPDF().CacheDir, OCR: &fakeOCR{err: errors.New("engine broke")}})
+	defer l.Close()
+	_, errs, results := walkAll(t, l, dir)
+	if len(errs) > 0 || len(results) != 1 {
+		t.Fatalf("errors %v, %d results", errs, len(results))
+	}
+	r := results[0]
+	if len(r.Docs) != 2 || r.Docs[0].Provenance.Page != 1 || r.Docs[1].Provenance.Page != 3 || !strings.Contains(r.Note, "1 of 3 pages could not be read (page 2: ") {
+		t.Errorf("%d documents, note %q", len(r.Docs), r.Note)
+	}
 }

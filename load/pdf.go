@@ -334,18 +334,24 @@ func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte, maxText int64
 	}
 	var docs []*document.Document
 	var total int64
+	var failed []string // the pages that could not be read, and why
 	for i := range n.PageCount {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		text, err := pageText(inst, opened.Document, i)
 		if err != nil {
-			return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+			failed = append(failed, fmt.Sprintf("page %d: %v", i+1, err))
+			continue
 		}
 		if ocr != nil && strings.TrimSpace(text) == "" {
 			if images, dpi := pageImages(inst, opened.Document, i); images > 0 {
 				if text, err = ocrPage(ctx, inst, opened.Document, i, ocr, dpi); err != nil {
-					return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+					if errors.Is(err, ErrNoOCR) || ctx.Err() != nil {
+						return nil, fmt.Errorf("pdf: page %d: %w", i+1, err)
+					}
+					failed = append(failed, fmt.Sprintf("page %d: %v", i+1, err))
+					continue
 				}
 			}
 		}
@@ -359,6 +365,17 @@ func readPDF(ctx context.Context, inst pdfium.Pdfium, data []byte, maxText int64
 		d.ID = ""
 		d.Provenance.Page = i + 1
 		docs = append(docs, d)
+	}
+	if len(failed) > 0 {
+		// One bad page loses that page, not the document.
+		shown := strings.Join(failed[:min(len(failed), 3)], "; ")
+		if len(failed) > 3 {
+			shown += fmt.Sprintf("; and %d more", len(failed)-3)
+		}
+		if len(docs) == 0 {
+			return nil, fmt.Errorf("pdf: no page could be read: %s", shown)
+		}
+		return docs, fmt.Errorf("pdf: %w: %d of %s could not be read (%s); the others were", ErrPartial, len(failed), pagesOf(n.PageCount), shown)
 	}
 	if len(docs) == 0 {
 		return nil, noTextReason(inst, opened.Document, n.PageCount)
