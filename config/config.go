@@ -531,7 +531,7 @@ ocr = ` + q(c.Ingest.OCR) + `
 keep_data = ` + strconv.FormatBool(c.Ingest.KeepData) + `
 # Folders not descended into below the folders you ingest (dependencies and build output, by
 # name); each one left out is reported. [] reads them all.
-skip_folders = ` + tomlStrings(c.Ingest.SkipFolders) + `
+skip_folders = ` + qs(c.Ingest.SkipFolders) + `
 
 [agent]
 # Bounds of a question asked with --agent (agent: true in the API and MCP): rounds of
@@ -568,13 +568,4 @@ embedder = ` + q(c.Azure.Embedder) + `
 semantic = ` + q(c.Azure.Semantic) + `
 fields = ` + qs(c.Azure.Fields) + `
 `
-}
-
-// tomlStrings writes a list of strings as a TOML array.
-func tomlStrings(list []string) string {
-	quoted := make([]string, len(list))
-	for i, v := range list {
-		quoted[i] = strconv.Quote(v)
-	}
-	return "[" + strings.Join(quoted, ", ") + "]"
 }

@@ -328,13 +328,9 @@ func (h *Hierarchy) build(ctx context.Context, files map[string]string, ch *Chan
 		for _, id := range detach {
 			gone[id] = true
 		}
-		moved := make(map[string]bool, len(atts))
-		for _, a := range atts {
-			moved[a.DocID] = true
-		}
-		var others []string
+		var others []string // (chunks attached anew are among stored)
 		for _, a := range st.atts {
-			if affected[a.NodeID] && !gone[a.DocID] && !stored[a.DocID] && !moved[a.DocID] {
+			if affected[a.NodeID] && !gone[a.DocID] && !stored[a.DocID] {
 				others = append(others, a.DocID)
 			}
 		}

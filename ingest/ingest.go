@@ -546,12 +546,12 @@ func (r *run) prepare(res load.Result) prepared {
 		p.err = fmt.Errorf("%s: split: %w", res.Path, err)
 		return p
 	}
-	if !r.opt.Loader.KeepsData() && encodedKinds[res.Kind] {
+	if !r.opt.Loader.KeepsData() {
 		// Chunks of encoded data inside prose or code (a key in a test,
 		// a table of constants) are left out, and the file says how many.
 		kept := chunks[:0]
 		for _, c := range chunks {
-			if load.EncodedShare(c.Content) <= encodedChunk {
+			if !load.EncodedChunk(res.Kind, c.Content) {
 				kept = append(kept, c)
 			}
 		}
@@ -560,11 +560,7 @@ func (r *run) prepare(res load.Result) prepared {
 				p.err = fmt.Errorf("%s: %w: encoded data (base64, hex, a key or a number table) (ingest.keep_data reads it)", res.Path, load.ErrSkipped)
 				return p
 			}
-			note := fmt.Sprintf("left out %d of %d chunks of encoded data (ingest.keep_data keeps them)", left, len(chunks))
-			if p.res.Note != "" {
-				note = p.res.Note + "; " + note
-			}
-			p.res.Note = note
+			p.res.AddNote(fmt.Sprintf("left out %d of %d chunks of encoded data (ingest.keep_data keeps them)", left, len(chunks)))
 		}
 		chunks = kept
 	}
@@ -801,13 +797,6 @@ func splitterName(s string) string {
 	}
 	return s
 }
-
-// encodedKinds are the kinds whose chunks may be left out as encoded
-// data; encodedChunk is the share of encoded characters (load.EncodedShare)
-// above which a chunk is.
-var encodedKinds = map[load.Kind]bool{load.KindText: true, load.KindCode: true, load.KindMarkdown: true, load.KindHTML: true}
-
-const encodedChunk = 0.8
 
 // pipelineVersion changes when reading or splitting changes in a way that
 // should re-ingest every source. 2: code chunks are held to the token

@@ -145,3 +145,17 @@ func BenchmarkPDFBook(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEncodedShare measures the data test ingestion runs on every
+// chunk of prose and code, over real code (this package's own source).
+func BenchmarkEncodedShare(b *testing.B) {
+	data, err := os.ReadFile("load.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := string(data)
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		EncodedShare(text)
+	}
+}

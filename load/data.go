@@ -88,6 +88,16 @@ func pemShare(text []byte) float64 {
 	return float64(in) / float64(total)
 }
 
+func nonSpaceString(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			n++
+		}
+	}
+	return n
+}
+
 func nonSpace(b []byte) int {
 	n := 0
 	for _, c := range b {
@@ -98,28 +108,18 @@ func nonSpace(b []byte) int {
 	return n
 }
 
-// encodedRun matches what is data inside text: a PEM body line, a run of
-// base64 or hex, a string of \x escapes, a number literal.
-var encodedRun = regexp.MustCompile(`[A-Za-z0-9+/_-]{48,}={0,2}|(?:\\x[0-9a-fA-F]{2}){12,}|\b0[xX][0-9a-fA-F]+\b|\b[0-9]+(?:\.[0-9]+)?\b`)
-
 // EncodedShare is the share of text's non-space characters that are
 // encoded data (base64, hex, \x escapes, number literals), between 0 and
 // 1. Prose and code stay far below 0.5; a key, a dump or a table of
 // numbers comes near 1. Runs of letters alone (a long identifier) are not
-// counted: base64 mixes cases and digits.
+// counted: base64 mixes cases and digits. It reads text once, without a
+// regular expression: ingestion asks it of every chunk.
 func EncodedShare(text string) float64 {
-	total := nonSpace([]byte(text))
+	total := nonSpaceString(text)
 	if total == 0 {
 		return 0
 	}
-	in := 0
-	for _, loc := range encodedRun.FindAllStringIndex(text, -1) {
-		run := text[loc[0]:loc[1]]
-		if len(run) >= 48 && !strings.HasPrefix(run, `\x`) && !mixed(run) {
-			continue
-		}
-		in += len(run)
-	}
+	in := encodedChars(text)
 	// Punctuation between the numbers of a table (commas, braces) counts
 	// with them when numbers are most of what is there.
 	if share := float64(in) / float64(total); share < 0.6 {
@@ -127,6 +127,135 @@ func EncodedShare(text string) float64 {
 	}
 	return min(1, float64(in+punctuation(text))/float64(total))
 }
+
+// EncodedChunk reports whether a chunk of a file of kind is encoded data
+// to leave out inside prose or code (a key in a test, a table of
+// constants): over 0.8 of it by EncodedShare, in text, code, Markdown or
+// HTML. Other kinds (CSV, JSON) are data by purpose.
+func EncodedChunk(kind Kind, text string) bool {
+	switch kind {
+	case KindText, KindCode, KindMarkdown, KindHTML:
+		return EncodedShare(text) > 0.8
+	}
+	return false
+}
+
+// minEncodedRun is the shortest run of base64 characters counted whole,
+// and minEscapes the fewest \x escapes in a row.
+const (
+	minEncodedRun = 48
+	minEscapes    = 12
+)
+
+// encodedChars counts the characters of text that are encoded data: runs
+// of at least minEncodedRun base64 characters (with up to two '=' after)
+// that mix cases and digits, runs of at least minEscapes \x escapes, and
+// number literals standing as words of their own (0x1f, 42, 3.14).
+func encodedChars(text string) int {
+	in := 0
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case isBase64(c):
+			j := i
+			for j < len(text) && isBase64(text[j]) {
+				j++
+			}
+			if j-i >= minEncodedRun {
+				k := j
+				for k < len(text) && k < j+2 && text[k] == '=' {
+					k++
+				}
+				if mixed(text[i:k]) {
+					in += k - i
+				}
+				i = k
+				continue
+			}
+			n, next := numberChars(text, i, j)
+			in += n
+			i = next
+		case c == '\\':
+			j := i
+			for j+3 < len(text) && text[j] == '\\' && text[j+1] == 'x' && isHexDigit(text[j+2]) && isHexDigit(text[j+3]) {
+				j += 4
+			}
+			if (j-i)/4 >= minEscapes {
+				in += j - i
+				i = j
+				continue
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return in
+}
+
+// numberChars counts the characters of text[i:j], a short run of base64
+// characters, that are number literals standing as words: the run's
+// words are split at '+', '/' and '-', which are not word characters; a
+// decimal number ending the run takes a point and the digits after it,
+// and next is where reading goes on, past them.
+func numberChars(text string, i, j int) (n, next int) {
+	next = j
+	for w := i; w < j; {
+		if !isWordChar(text[w]) {
+			w++
+			continue
+		}
+		e := w
+		for e < j && isWordChar(text[e]) {
+			e++
+		}
+		word := text[w:e]
+		switch {
+		case len(word) > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X') && isHex(word[2:]):
+			n += countedNumber(word)
+		case isDigits(word):
+			// 3.14: the point and the digits after it, when a word ends
+			// there (the run ends at the point, which is not base64).
+			end := e
+			if e == j && e+1 < len(text) && text[e] == '.' && isDigit(text[e+1]) {
+				f := e + 1
+				for f < len(text) && isDigit(text[f]) {
+					f++
+				}
+				if f == len(text) || !isWordChar(text[f]) {
+					end, next = f, f
+				}
+			}
+			n += countedNumber(text[w:end])
+		}
+		w = e
+	}
+	return n, next
+}
+
+// countedNumber is how many characters of a number literal count: all of
+// it, but none of one as long as a base64 run that does not mix cases and
+// digits (the digits of pi are a text, not a table).
+func countedNumber(num string) int {
+	if len(num) >= minEncodedRun && !mixed(num) {
+		return 0
+	}
+	return len(num)
+}
+
+func isBase64(c byte) bool {
+	return isWordChar(c) || c == '+' || c == '/' || c == '-'
+}
+
+func isWordChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHexDigit(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // mixed reports whether a run has digits and letters of both cases, as
 // base64 and hex (digits and letters) do and identifiers rarely do.
@@ -146,7 +275,7 @@ func mixed(s string) bool {
 }
 
 func isHex(s string) bool {
-	return strings.Trim(s, "0123456789abcdefABCDEF") == ""
+	return s != "" && strings.Trim(s, "0123456789abcdefABCDEF") == ""
 }
 
 func punctuation(s string) int {

@@ -131,7 +131,7 @@ func New(opt Options) *Loader {
 		budgetHint:    "raise the file size limit (ingest.max_file_size, --max-file-size): the PDF engine gets four times it"}
 	skip := opt.SkipFolders
 	if skip == nil {
-		skip = DefaultSkipFolders
+		skip = DefaultSkipFolders()
 	}
 	skipDirs := make(map[string]bool, len(skip))
 	for _, n := range skip {
@@ -162,23 +162,54 @@ func New(opt Options) *Loader {
 // ReadBytes reads data as the file name would be read (Sniff picks the
 // reader), for content that is not on disk.
 func (l *Loader) ReadBytes(ctx context.Context, name string, data []byte) ([]*document.Document, error) {
-	kind, err := Sniff(name, data)
-	if err != nil {
-		return nil, err
+	docs, _, _, err := l.parse(ctx, File{Path: name, Data: data}, false)
+	return docs, err
+}
+
+// parse reads f's bytes with the reader their kind calls for (Sniff),
+// after converting text in a legacy encoding to UTF-8 and, when
+// dataRules holds, skipping what is data rather than prose or code
+// (dataReason). A reader's ErrPartial with documents is not an error: the
+// documents are what could be read, and its message joins the note, which
+// also says what reading changed (a conversion). kind is set once
+// sniffed, even when an error follows.
+func (l *Loader) parse(ctx context.Context, f File, dataRules bool) (docs []*document.Document, kind Kind, note string, err error) {
+	if kind, err = Sniff(f.Path, f.Data); err != nil {
+		return nil, "", "", err
 	}
 	r, ok := l.readers[kind]
 	if !ok {
-		return nil, fmt.Errorf("%w: no reader for %s files in this build", ErrSkipped, kind)
+		return nil, kind, "", fmt.Errorf("%w: no reader for %s files in this build", ErrSkipped, kind)
 	}
-	if data, _, err = asUTF8(kind, data); err != nil {
-		return nil, err
+	if f.Data, note, err = asUTF8(kind, f.Data); err != nil {
+		return nil, kind, "", err
 	}
-	docs, err := r.Read(ctx, File{Path: name, Kind: kind, Data: data})
+	if dataRules && !l.keepData && kind != KindPDF && kind != KindDOCX {
+		if why := dataReason(filepath.ToSlash(f.Path), kind, f.Data); why != "" {
+			return nil, kind, "", fmt.Errorf("%w: %s (ingest.keep_data reads it)", ErrSkipped, why)
+		}
+	}
+	f.Kind = kind
+	docs, err = r.Read(ctx, f)
 	if errors.Is(err, ErrPartial) && len(docs) > 0 {
-		return docs, nil // what could be read; the rest is the reader's note
+		return docs, kind, joinNotes(note, err.Error()), nil
 	}
-	return docs, err
+	return docs, kind, note, err
 }
+
+// joinNotes is the notes that are not empty, joined with "; ".
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// AddNote adds note to what the result says reading changed.
+func (r *Result) AddNote(note string) { r.Note = joinNotes(r.Note, note) }
 
 // KeepsData reports whether data files and chunks are kept
 // (Options.KeepData).
@@ -235,7 +266,9 @@ var ErrNoText = errors.New("no text")
 // DefaultSkipFolders are the folders a walk does not descend into below a
 // root (SEMANTICS §6): dependencies and build output, by their names.
 // Options.SkipFolders replaces them; each one left out is reported.
-var DefaultSkipFolders = []string{"node_modules", "__pycache__", "venv", "build", "dist", "vendor"}
+func DefaultSkipFolders() []string {
+	return []string{"node_modules", "__pycache__", "venv", "build", "dist", "vendor"}
+}
 
 // Walk reads every file under the roots (files or directories) and calls fn
 // with each result in a stable order: roots in order, then paths sorted. An
@@ -393,30 +426,9 @@ func (l *Loader) readFileIf(ctx context.Context, p string, src document.Source, 
 	if skip != nil && skip(res.Hash) {
 		return res, true
 	}
-	kind, err := Sniff(p, data)
-	if err != nil {
-		return fail(err)
-	}
-	res.Kind = kind
-	r, ok := l.readers[kind]
-	if !ok {
-		return fail(fmt.Errorf("%w: no reader for %s files in this build", ErrSkipped, kind))
-	}
-	// Text in a legacy encoding is converted, and the run says so; the
-	// hash stays the file's own bytes'.
-	if data, res.Note, err = asUTF8(kind, data); err != nil {
-		return fail(err)
-	}
-	if !l.keepData && kind != KindPDF && kind != KindDOCX {
-		if why := dataReason(filepath.ToSlash(p), kind, data); why != "" {
-			return fail(fmt.Errorf("%w: %s (ingest.keep_data reads it)", ErrSkipped, why))
-		}
-	}
-	docs, err := r.Read(ctx, File{Path: p, Source: src, Kind: kind, Data: data})
-	if errors.Is(err, ErrPartial) && len(docs) > 0 {
-		res.Note = strings.TrimPrefix(res.Note+"; "+err.Error(), "; ")
-		err = nil
-	}
+	// The hash stays the file's own bytes', whatever parse converts.
+	docs, kind, note, err := l.parse(ctx, File{Path: p, Source: src, Data: data}, true)
+	res.Kind, res.Note = kind, note
 	if err != nil {
 		return fail(err)
 	}

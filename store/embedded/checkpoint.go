@@ -652,16 +652,19 @@ func isTemporary(e os.DirEntry) bool {
 	if e.Type().IsRegular() {
 		pid, ok := strings.CutPrefix(e.Name(), currentFile+".")
 		pid, tmp := strings.CutSuffix(pid, ".tmp")
-		return e.Name() == currentFile+".tmp" || ok && tmp && pid != "" && strings.Trim(pid, "0123456789") == ""
+		return e.Name() == currentFile+".tmp" || ok && tmp && digits(pid)
 	}
 	if !e.IsDir() {
 		return false
 	}
 	seq, ok := strings.CutPrefix(e.Name(), "ckpt-")
 	seq, tmp := strings.CutSuffix(seq, ".tmp")
-	seq, pid, _ := strings.Cut(seq, ".") // ckpt-<seq>.<pid>.tmp; ckpt-<seq>.tmp before
-	return ok && tmp && seq != "" && strings.Trim(seq, "0123456789") == "" && strings.Trim(pid, "0123456789") == ""
+	seq, pid, hasPid := strings.Cut(seq, ".") // ckpt-<seq>.<pid>.tmp; ckpt-<seq>.tmp before
+	return ok && tmp && digits(seq) && (!hasPid || digits(pid))
 }
+
+// digits reports whether s is a run of decimal digits.
+func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // sweepTemporary removes the temporary files of checkpoint writes that
 // never finished (the process died mid-write). Nothing else would: a

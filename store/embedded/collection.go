@@ -268,14 +268,30 @@ func (c *coll) catchUp(ctx context.Context) error {
 	if err := c.ensureIndexes(ctx); err != nil {
 		return err
 	}
-	var dbSeq, ckptSeq int64
-	err := c.b.r.QueryRowContext(ctx, `SELECT seq, ckpt_seq FROM collections WHERE id = ?`, c.cid).Scan(&dbSeq, &ckptSeq)
+	dbSeq, ckptSeq, err := c.seqs(ctx)
+	if err != nil {
+		return err
+	}
+	return c.replay(ctx, dbSeq, ckptSeq)
+}
+
+// seqs are the collection's sequence numbers in the database: of its
+// last write, and of its newest checkpoint.
+func (c *coll) seqs(ctx context.Context) (dbSeq, ckptSeq int64, err error) {
+	err = c.b.r.QueryRowContext(ctx, `SELECT seq, ckpt_seq FROM collections WHERE id = ?`, c.cid).Scan(&dbSeq, &ckptSeq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.ErrCollectionNotFound
+		return 0, 0, store.ErrCollectionNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("read collection %q: %w", c.cfg.Name, err)
+		return 0, 0, fmt.Errorf("read collection %q: %w", c.cfg.Name, err)
 	}
+	return dbSeq, ckptSeq, nil
+}
+
+// replay brings indexes in memory up to dbSeq, the database's sequence
+// number when read: from the journal, or from a later checkpoint when
+// another process wrote one (ckptSeq), or from the rows. Callers hold mu.
+func (c *coll) replay(ctx context.Context, dbSeq, ckptSeq int64) error {
 	if dbSeq == c.seq {
 		return nil
 	}
@@ -637,16 +653,13 @@ const lagRows = 1024
 // behind, the write is not applied to them (applied), and the next read
 // catches them up from the journal (refresh). Callers hold mu.
 func (c *coll) beforeWrite(ctx context.Context, n int) error {
-	var dbSeq, ckptSeq int64
-	if err := c.b.r.QueryRowContext(ctx, `SELECT seq, ckpt_seq FROM collections WHERE id = ?`, c.cid).Scan(&dbSeq, &ckptSeq); err != nil {
-		return fmt.Errorf("read collection %q: %w", c.cfg.Name, err)
+	dbSeq, ckptSeq, err := c.seqs(ctx)
+	if err != nil {
+		return err
 	}
 	c.behind = false
-	if dbSeq == c.seq {
-		return c.ensureIndexes(ctx)
-	}
 	far := c.seq < ckptSeq // the rows in between are in another's checkpoint
-	if !far {
+	if !far && dbSeq > c.seq {
 		limit := max(lagRows, 4*n)
 		var lag int
 		if err := c.b.r.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM journal WHERE collection_id = ? AND seq > ? LIMIT ?)`, c.cid, c.seq, limit+1).Scan(&lag); err != nil {
@@ -658,7 +671,10 @@ func (c *coll) beforeWrite(ctx context.Context, n int) error {
 		c.behind = true
 		return nil
 	}
-	return c.catchUp(ctx)
+	if err := c.ensureIndexes(ctx); err != nil {
+		return err
+	}
+	return c.replay(ctx, dbSeq, ckptSeq)
 }
 
 // upsert commits docs and indexes them.

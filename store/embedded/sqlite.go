@@ -144,10 +144,14 @@ func openDB(ctx context.Context, path string, rd readerOptions, log *slog.Logger
 		w.Close()
 		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	rq := url.Values{}
-	for _, p := range []string{"foreign_keys(1)", "busy_timeout(10000)", "query_only(1)"} {
-		rq.Add("_pragma", p)
+	readOnly := func(extra ...string) url.Values {
+		q := url.Values{}
+		for _, p := range append([]string{"foreign_keys(1)", "busy_timeout(10000)", "query_only(1)"}, extra...) {
+			q.Add("_pragma", p)
+		}
+		return q
 	}
+	rq := readOnly()
 	// Readers map the database and keep a page cache of their own: a
 	// search reads its hits' rows, whose content spills into overflow
 	// pages, and through pread every one of those was a system call. The
@@ -170,11 +174,7 @@ func openDB(ctx context.Context, path string, rd readerOptions, log *slog.Logger
 	// scan of a large collection would count the whole database there
 	// (930 MB of an ingest's 1.7 GB peak on Go's source tree). Read with
 	// pread, those pages are the kernel's page cache only.
-	sq := url.Values{}
-	for _, p := range []string{"foreign_keys(1)", "busy_timeout(10000)", "query_only(1)", "mmap_size(0)"} {
-		sq.Add("_pragma", p)
-	}
-	s, err = sql.Open("sqlite", "file:"+path+"?"+sq.Encode())
+	s, err = sql.Open("sqlite", "file:"+path+"?"+readOnly("mmap_size(0)").Encode())
 	if err != nil {
 		r.Close()
 		w.Close()
